@@ -1,0 +1,105 @@
+import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator } from './decorator.js'
+import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
+import { BatchQueue, type BatchInfo, type BatchStats, type CallOptions } from './queue.js'
+import { promiseRunner, type BatchHandler, type PromiseSettler } from './run.js'
+import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
+
+/** Controls shared by every batched function. */
+export interface BatchControls<T> {
+  /** Validated; applies from the next batch. */
+  setMaxBatchSize(maxBatchSize: number): void
+  /** Validated; applies from the next batch. */
+  setBatchWaitTimeoutS(batchWaitTimeoutS: number): void
+  stats(): BatchStats
+  /** The options in force (read-only view). */
+  readonly options: Readonly<ResolvedBatchOptions<T>>
+}
+
+/** `batch(handler)`: call it with one item, get that item's result. */
+export interface BatchedFunction<T, R> extends BatchControls<T> {
+  (item: T, options?: CallOptions): Promise<R>
+}
+
+/** `batch.stream(handler)`: call it with one item, iterate that item's partials. */
+export interface StreamingBatchedFunction<T, R> extends BatchControls<T> {
+  (item: T, options?: CallOptions): AsyncIterableIterator<R>
+}
+
+/** Marks batched functions so a deployment can find them for metrics and routes. */
+export const batchedBrand: unique symbol = Symbol('edgeserve.batched')
+
+function controls<T>(queue: BatchQueue<T, never>) {
+  return {
+    setMaxBatchSize: (value: number) => queue.setMaxBatchSize(value),
+    setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),
+    stats: () => queue.stats(),
+    options: queue.options,
+    [batchedBrand]: true,
+  }
+}
+
+function batchFunction<T, R>(handler: BatchHandler<T, R>, options?: BatchOptions<T>): BatchedFunction<T, R> {
+  if (typeof handler !== 'function') {
+    throw new TypeError(`batch() needs a handler function (items) => results, received ${typeof handler}`)
+  }
+  const resolved = getValidOptions(options)
+  const queue = new BatchQueue<T, PromiseSettler<R>>(resolved, promiseRunner(handler, resolved.onBatchError))
+  const call = (item: T, callOptions?: CallOptions): Promise<R> =>
+    new Promise<R>((resolve, reject) => {
+      queue.enqueue(item, callOptions, { resolve, reject })
+    })
+  return Object.assign(call, controls(queue as BatchQueue<T, never>))
+}
+
+/**
+ * Batch single calls into calls of `handler` with a list.
+ *
+ * ```ts
+ * class BatchAdder {
+ *   handleBatch = batch(async (numbers: number[]) => numbers.map((n) => n + 1), { maxBatchSize: 4 })
+ * }
+ * await adder.handleBatch(1) // 2, computed together with concurrent calls
+ * ```
+ *
+ * Called with options only, it is a TC39 method decorator (`@batch({...})`),
+ * for readers coming from Ray Serve; see `./decorator.ts` for its call form.
+ */
+export function batch<T, R>(handler: BatchHandler<T, R>, options?: BatchOptions<T>): BatchedFunction<T, R>
+export function batch<This extends object, T, R>(
+  method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
+  context: ClassMethodDecoratorContext<This>,
+): (this: This, items: T[]) => Promise<R[]>
+export function batch(options?: BatchOptions<never>): BatchMethodDecorator
+export function batch(first?: unknown, second?: unknown): unknown {
+  if (typeof first === 'function') {
+    // `@batch` without parentheses: TypeScript hands us (method, context).
+    if (isMethodDecoratorContext(second)) return batchMethod({})(first as never, second as never)
+    return batchFunction(first as BatchHandler<unknown, unknown>, second as BatchOptions<unknown>)
+  }
+  return batchMethod(first as BatchOptions<never> | undefined)
+}
+
+/**
+ * Batch calls into a streaming handler: an async generator that yields, at
+ * each step, one partial result per item (or `endOfStream` for an item that
+ * has finished). Each caller iterates its own partials.
+ */
+batch.stream = function stream<T, R>(
+  handler: StreamBatchHandler<T, R>,
+  options?: BatchOptions<T>,
+): StreamingBatchedFunction<T, R> {
+  if (typeof handler !== 'function') {
+    throw new TypeError(`batch.stream() needs an async generator function (items) => steps, received ${typeof handler}`)
+  }
+  const queue = new BatchQueue<T, StreamChannel<R>>(getValidOptions(options), streamRunner(handler))
+  const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
+    const channel = new StreamChannel<R>()
+    channel.entry = queue.enqueue(item, callOptions, channel)
+    return channel
+  }
+  return Object.assign(call, controls(queue as BatchQueue<T, never>))
+}
+
+export function isBatched(value: unknown): value is BatchControls<unknown> {
+  return typeof value === 'function' && batchedBrand in value
+}

@@ -1,0 +1,27 @@
+import type { CallContext } from './options.js'
+
+/**
+ * Ambient call context: what the runtime knows about the request a call is
+ * made for (origin, client-disconnect signal, deadline).
+ *
+ * Calls like `await this.handleBatch(x)` inside a deployment's `fetch()` pass
+ * no options, yet a disconnected client must still leave the queue and a
+ * request timeout must still bound the wait. The deployment layer installs a
+ * provider (AsyncLocalStorage where the runtime has it) and the queue reads it
+ * on every call that does not say otherwise. The core itself stays free of
+ * runtime imports, so it also runs in a browser.
+ */
+export interface AmbientContext extends CallContext {
+  signal?: AbortSignal
+  deadline?: number
+}
+
+let provider: () => AmbientContext | undefined = () => undefined
+
+export function setContextProvider(next: () => AmbientContext | undefined): void {
+  provider = next
+}
+
+export function currentContext(): AmbientContext | undefined {
+  return provider()
+}

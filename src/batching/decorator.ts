@@ -1,0 +1,113 @@
+import { BatchHandlerError } from '../errors.js'
+import type { BatchControls } from './batch.js'
+import { batch } from './batch.js'
+import type { BatchOptions } from './options.js'
+import type { BatchInfo } from './queue.js'
+
+/**
+ * `@batch({...})` on a method, the Ray Serve spelling.
+ *
+ * TypeScript decorators cannot change a method's type, so a method declared
+ * as `(numbers: number[]) => Promise<number[]>` must also be *called* with a
+ * list. That is what the decorated method does: each call passes a list of
+ * its items (usually one) and receives their results in order, and the queue
+ * merges the lists of concurrent calls into one call of the method, much as
+ * Triton merges requests that carry their own batch dimension. A call's items
+ * always share a batch, and count as that many items toward `maxBatchSize`.
+ *
+ * ```ts
+ * class BatchAdder {
+ *   @batch({ maxBatchSize: 4 })
+ *   async handleBatch(numbers: number[]): Promise<number[]> { return numbers.map((n) => n + 1) }
+ *   async fetch(req: Request) { const [sum] = await this.handleBatch([1]) }
+ * }
+ * ```
+ *
+ * Each instance gets its own queue (rule 1): queues live in a WeakMap keyed
+ * by the instance, created on its first call.
+ */
+export type BatchMethodDecorator = <This extends object, T, R>(
+  method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
+  context: ClassMethodDecoratorContext<This>,
+) => (this: This, items: T[]) => Promise<R[]>
+
+const methodsByInstance = new WeakMap<object, Map<string, BatchControls<unknown>>>()
+
+/** The queues of an instance's decorated methods, by method name (for metrics and routes). */
+export function batchedMethodsOf(instance: object): ReadonlyMap<string, BatchControls<unknown>> {
+  return methodsByInstance.get(instance) ?? new Map()
+}
+
+export function isMethodDecoratorContext(value: unknown): value is ClassMethodDecoratorContext {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'method'
+}
+
+export function batchMethod(options: BatchOptions<never> | undefined): BatchMethodDecorator {
+  return <This extends object, T, R>(
+    method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
+    context: ClassMethodDecoratorContext<This>,
+  ) => {
+    if (context.kind !== 'method' || context.static) {
+      throw new TypeError('@batch decorates instance methods; for a function use batch(handler, options)')
+    }
+    const name = String(context.name)
+    const userOptions = (options ?? {}) as BatchOptions<T>
+    const queues = new WeakMap<This, (lists: T[]) => Promise<R[]>>()
+
+    const queueFor = (instance: This) => {
+      const { batchSizeFn, batchKey } = userOptions
+      const queue = batch<T[], R[]>((lists, info) => runLists(method, instance, lists, info), {
+        ...userOptions,
+        batchSizeFn: (list) => (batchSizeFn ? sumOf(list, batchSizeFn) : list.length),
+        batchKey: batchKey && ((list, context) => batchKey(list[0] as T, context)),
+      })
+      let methods = methodsByInstance.get(instance)
+      if (!methods) methodsByInstance.set(instance, (methods = new Map()))
+      methods.set(name, queue as BatchControls<unknown>)
+      return queue
+    }
+
+    return function (this: This, items: T[]): Promise<R[]> {
+      if (!Array.isArray(items)) {
+        return Promise.reject(
+          new TypeError(`${name}() is a @batch method: call it with a list of items, e.g. this.${name}([item])`),
+        )
+      }
+      if (items.length === 0) return Promise.resolve([])
+      let queue = queues.get(this)
+      if (!queue) queues.set(this, (queue = queueFor(this)))
+      return queue(items)
+    }
+  }
+}
+
+function sumOf<T>(list: T[], sizeOf: (item: T) => number): number {
+  let total = 0
+  for (const item of list) total += sizeOf(item)
+  return total
+}
+
+/** Flatten the callers' lists into one call of the method, then hand each caller its slice. */
+async function runLists<This, T, R>(
+  method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
+  instance: This,
+  lists: T[][],
+  info: BatchInfo,
+): Promise<(R[] | Error)[]> {
+  const items = lists.flat() as T[]
+  const results = await method.call(instance, items, info)
+  if (!Array.isArray(results) || results.length !== items.length) {
+    // Returned per caller rather than thrown, so 'isolate' does not bisect a
+    // batch whose only fault is the handler's own contract.
+    const error = new BatchHandlerError(
+      `the batched method returned ${Array.isArray(results) ? `${results.length} results` : typeof results} ` +
+        `for a batch of ${items.length} items; it must return exactly one result (or Error) per item, in order`,
+    )
+    return lists.map(() => error)
+  }
+  let offset = 0
+  return lists.map((list) => {
+    const slice = results.slice(offset, (offset += list.length))
+    return slice.find((result): result is Error => result instanceof Error) ?? (slice as R[])
+  })
+}

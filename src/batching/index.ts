@@ -1,0 +1,7 @@
+export { batch, isBatched, type BatchControls, type BatchedFunction, type StreamingBatchedFunction } from './batch.js'
+export { batchedMethodsOf, type BatchMethodDecorator } from './decorator.js'
+export { currentContext, setContextProvider, type AmbientContext } from './context.js'
+export type { BatchOptions, CallContext, OnBatchError, ResolvedBatchOptions } from './options.js'
+export type { BatchInfo, BatchStats, CallOptions } from './queue.js'
+export type { BatchHandler } from './run.js'
+export { endOfStream, type EndOfStream, type StreamBatchHandler, type StreamStep } from './stream.js'

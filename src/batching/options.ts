@@ -1,0 +1,150 @@
+/**
+ * Options of `batch()` and their validation.
+ *
+ * Every option is checked once, when `batch()` is called, so a typo fails at
+ * start-up with a message that names the option, shows what was received and
+ * says what to pass instead, rather than misbehaving under load.
+ */
+
+/** Ambient facts about a call, e.g. whether it came over HTTP or through a handle. */
+export interface CallContext {
+  /** `'http'` for requests through `ingress()`, `'handle'` for handle calls. */
+  origin?: string
+  [key: string]: unknown
+}
+
+export type OnBatchError = 'fail-all' | 'isolate'
+
+export interface BatchOptions<T> {
+  /** Most items (or `batchSizeFn` units) in one call of the handler. Default 10. */
+  maxBatchSize?: number
+  /**
+   * Seconds to wait for a batch to fill once its first item is taken.
+   * Default 0: opportunistic, run what is queued now.
+   */
+  batchWaitTimeoutS?: number
+  /** Batches of this queue that may run at the same time. Default 1. */
+  maxConcurrentBatches?: number
+  /** Items that may wait; beyond it calls fail at once with `BackPressureError`. Default Infinity. */
+  maxQueuedRequests?: number
+  /** Size of one item in custom units (tokens, pixels). Default: every item is 1. */
+  batchSizeFn?: (item: T) => number
+  /** Only items with equal keys share a batch (shape buckets, model ids, origin). */
+  batchKey?: (item: T, context: CallContext) => string
+  /** Seconds between batch formations; 0 (default) reacts to every arrival. */
+  strideS?: number
+  /** `false`: dispatch full batches only; each caller's deadline still bounds its wait. Default true. */
+  allowSmallBatch?: boolean
+  /** `'isolate'`: when the handler throws, split the batch to find the failing items. Default `'fail-all'`. */
+  onBatchError?: OnBatchError
+}
+
+/** Options after validation, with defaults applied. */
+export interface ResolvedBatchOptions<T> {
+  maxBatchSize: number
+  batchWaitTimeoutS: number
+  maxConcurrentBatches: number
+  maxQueuedRequests: number
+  batchSizeFn: ((item: T) => number) | undefined
+  batchKey: ((item: T, context: CallContext) => string) | undefined
+  strideS: number
+  allowSmallBatch: boolean
+  onBatchError: OnBatchError
+}
+
+const KNOWN_OPTIONS = new Set([
+  'maxBatchSize',
+  'batchWaitTimeoutS',
+  'maxConcurrentBatches',
+  'maxQueuedRequests',
+  'batchSizeFn',
+  'batchKey',
+  'strideS',
+  'allowSmallBatch',
+  'onBatchError',
+])
+
+/** A readable rendering of a received value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'function') return 'a function'
+  if (typeof value === 'bigint') return `${value}n`
+  if (Array.isArray(value)) return 'an array'
+  if (value === null || typeof value !== 'object') return String(value)
+  return 'an object'
+}
+
+export function getValidPositiveInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a positive integer, received ${describe(value)}`)
+  }
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a positive integer (1, 2, 3, ...), received ${describe(value)}`)
+  }
+  return value
+}
+
+export function getValidSeconds(name: string, value: unknown): number {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a number of seconds (0 or more), received ${describe(value)}`)
+  }
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(`${name} must be a finite number of seconds, 0 or more, received ${describe(value)}`)
+  }
+  return value
+}
+
+function getValidQueueLimit(value: unknown): number {
+  if (value === Infinity) return value
+  if (typeof value !== 'number') {
+    throw new TypeError(`maxQueuedRequests must be a positive integer or Infinity, received ${describe(value)}`)
+  }
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`maxQueuedRequests must be a positive integer or Infinity (unbounded), received ${describe(value)}`)
+  }
+  return value
+}
+
+function getValidFunction<F>(name: string, value: unknown, shape: string): F | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'function') {
+    throw new TypeError(`${name} must be a function ${shape}, received ${describe(value)}`)
+  }
+  return value as F
+}
+
+/** Only `undefined` means "use the default": a `null` is a mistake worth reporting. */
+function orDefault<V>(value: V | undefined, fallback: V): V {
+  return value === undefined ? fallback : value
+}
+
+export function getValidOptions<T>(options: BatchOptions<T> | undefined): ResolvedBatchOptions<T> {
+  if (options === undefined) options = {}
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`batch() options must be an object, received ${describe(options)}`)
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(name)) {
+      throw new TypeError(`batch() has no option ${JSON.stringify(name)}; known options: ${[...KNOWN_OPTIONS].join(', ')}`)
+    }
+  }
+  const allowSmallBatch = orDefault(options.allowSmallBatch, true)
+  if (typeof allowSmallBatch !== 'boolean') {
+    throw new TypeError(`allowSmallBatch must be true or false, received ${describe(allowSmallBatch)}`)
+  }
+  const onBatchError = orDefault(options.onBatchError, 'fail-all' as OnBatchError)
+  if (onBatchError !== 'fail-all' && onBatchError !== 'isolate') {
+    throw new TypeError(`onBatchError must be 'fail-all' or 'isolate', received ${describe(onBatchError)}`)
+  }
+  return {
+    maxBatchSize: getValidPositiveInteger('maxBatchSize', orDefault(options.maxBatchSize, 10)),
+    batchWaitTimeoutS: getValidSeconds('batchWaitTimeoutS', orDefault(options.batchWaitTimeoutS, 0)),
+    maxConcurrentBatches: getValidPositiveInteger('maxConcurrentBatches', orDefault(options.maxConcurrentBatches, 1)),
+    maxQueuedRequests: getValidQueueLimit(orDefault(options.maxQueuedRequests, Infinity)),
+    batchSizeFn: getValidFunction('batchSizeFn', options.batchSizeFn, '(item) => number'),
+    batchKey: getValidFunction('batchKey', options.batchKey, '(item, context) => string'),
+    strideS: getValidSeconds('strideS', orDefault(options.strideS, 0)),
+    allowSmallBatch,
+    onBatchError,
+  }
+}

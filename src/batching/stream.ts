@@ -1,0 +1,136 @@
+import { BatchHandlerError, RequestCancelledError } from '../errors.js'
+import type { BatchInfo, Entry, RunningBatch, Settler } from './queue.js'
+
+/** Put in slot i of a yielded step to end caller i's stream early. */
+export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
+export type EndOfStream = typeof endOfStream
+
+/** One step of a streaming handler: a partial (or an Error, or `endOfStream`) per item. */
+export type StreamStep<R> = ReadonlyArray<R | Error | EndOfStream>
+
+export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIterable<StreamStep<R>>
+
+/**
+ * One caller's view of a streaming batch: an async iterator of its partials.
+ *
+ * Partials are buffered until read (they are small: tokens, progress), so a
+ * slow reader never blocks the others in its batch. Calling `return()` (a
+ * `break` out of `for await`) leaves the queue or the running batch.
+ */
+export class StreamChannel<R> implements AsyncIterableIterator<R>, Settler {
+  private readonly buffer: R[] = []
+  private done = false
+  private error: { reason: unknown } | undefined
+  private waiting: { resolve(result: IteratorResult<R>): void; reject(error: unknown): void } | undefined
+  /** The admitted call, so that `return()` can leave the queue or the batch. */
+  entry: { readonly settled: boolean; leave(reason: Error): void } | undefined
+
+  push(value: R): void {
+    if (this.done) return
+    if (this.waiting) {
+      const waiting = this.waiting
+      this.waiting = undefined
+      waiting.resolve({ value, done: false })
+    } else this.buffer.push(value)
+  }
+
+  end(): void {
+    if (this.done) return
+    this.done = true
+    if (this.waiting) {
+      const waiting = this.waiting
+      this.waiting = undefined
+      waiting.resolve({ value: undefined, done: true })
+    }
+  }
+
+  reject(reason: unknown): void {
+    if (this.done) return
+    this.done = true
+    if (this.waiting) {
+      const waiting = this.waiting
+      this.waiting = undefined
+      waiting.reject(reason)
+    } else this.error = { reason }
+  }
+
+  next(): Promise<IteratorResult<R>> {
+    if (this.buffer.length > 0) return Promise.resolve({ value: this.buffer.shift()!, done: false })
+    if (this.error) {
+      const { reason } = this.error
+      this.error = undefined
+      return Promise.reject(reason)
+    }
+    if (this.done) return Promise.resolve({ value: undefined, done: true })
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject }
+    })
+  }
+
+  return(): Promise<IteratorResult<R>> {
+    // Close first, so that leaving (which rejects this settler) is a no-op here.
+    this.end()
+    this.buffer.length = 0
+    this.error = undefined
+    if (this.entry && !this.entry.settled) this.entry.leave(new RequestCancelledError('the stream was closed by its reader'))
+    return Promise.resolve({ value: undefined, done: true })
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+}
+
+/**
+ * Runs one streaming batch: step by step, partial i goes to caller i. The
+ * generator is closed as soon as nobody listens, and when it returns every
+ * stream still open ends.
+ */
+export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
+  return async (batch: RunningBatch<T, StreamChannel<R>>): Promise<void> => {
+    const { entries } = batch
+    try {
+      for await (const step of handler(batch.items, batch)) {
+        if (!Array.isArray(step) || step.length !== entries.length) {
+          const got = Array.isArray(step) ? `${step.length} partials` : typeof step
+          failOpen(
+            entries,
+            new BatchHandlerError(
+              `the streaming handler yielded ${got} for a batch of ${entries.length} items; ` +
+                'each step must hold one partial (or Error, or endOfStream) per item, in order',
+            ),
+          )
+          return
+        }
+        for (let i = 0; i < entries.length; i++) {
+          const entry = entries[i]!
+          if (entry.settled) continue
+          const partial = step[i] as R | Error | EndOfStream
+          if (partial === endOfStream) {
+            entry.queue.settle(entry)
+            entry.settler.end()
+          } else if (partial instanceof Error) {
+            entry.queue.settle(entry)
+            entry.settler.reject(partial)
+          } else entry.settler.push(partial)
+        }
+        if (batch.live === 0) return // leaving the loop closes the generator
+      }
+      for (const entry of entries) {
+        if (entry.settled) continue
+        entry.queue.settle(entry)
+        entry.settler.end()
+      }
+    } catch (error) {
+      failOpen(entries, error)
+    }
+  }
+}
+
+function failOpen<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
+  for (const entry of entries) {
+    if (entry.settled) continue
+    entry.queue.settle(entry)
+    entry.settler.reject(error)
+  }
+}

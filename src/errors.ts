@@ -1,0 +1,90 @@
+/**
+ * Errors that carry an HTTP status, so the ingress can answer every failure
+ * with the right code and a JSON body without knowing where it came from.
+ *
+ * `type` is the class name as a string: it survives bundlers that mangle
+ * `constructor.name`, and it is what clients see in `{ error: { type } }`.
+ */
+export class EdgeServeError extends Error {
+  readonly status: number
+  readonly type: string = 'EdgeServeError'
+
+  constructor(status: number, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.status = status
+  }
+}
+
+/** The user's own validation failure: 400, 413, 422 and so on. */
+export class HTTPError extends EdgeServeError {
+  override readonly type: string = 'HTTPError'
+  override name = 'HTTPError'
+
+  constructor(status: number, message: string, options?: ErrorOptions) {
+    if (!Number.isInteger(status) || status < 400 || status > 599) {
+      throw new RangeError(`HTTPError: status must be an integer from 400 to 599, received ${String(status)}`)
+    }
+    super(status, message, options)
+  }
+}
+
+/** A queue is full: refuse at once rather than let callers wait unbounded. */
+export class BackPressureError extends EdgeServeError {
+  override readonly type = 'BackPressureError'
+  override name = 'BackPressureError'
+  /** Seconds a client should wait before retrying (the ingress sends it as `Retry-After`). */
+  readonly retryAfterS: number
+
+  constructor(message: string, retryAfterS = 1) {
+    super(503, message)
+    this.retryAfterS = retryAfterS
+  }
+}
+
+/** The caller's deadline passed before its result was ready. */
+export class RequestTimeoutError extends EdgeServeError {
+  override readonly type = 'RequestTimeoutError'
+  override name = 'RequestTimeoutError'
+
+  constructor(message = 'the request timed out before its result was ready') {
+    super(504, message)
+  }
+}
+
+/**
+ * The caller went away (its signal aborted). 499 is nginx's "client closed
+ * request": nobody is left to read it, but logs and metrics see the truth.
+ */
+export class RequestCancelledError extends EdgeServeError {
+  override readonly type = 'RequestCancelledError'
+  override name = 'RequestCancelledError'
+
+  constructor(message = 'the request was cancelled', options?: ErrorOptions) {
+    super(499, message, options)
+  }
+}
+
+/** One item is larger than a whole batch may be (with `batchSizeFn`). */
+export class ItemTooLargeError extends EdgeServeError {
+  override readonly type = 'ItemTooLargeError'
+  override name = 'ItemTooLargeError'
+
+  constructor(message: string) {
+    super(413, message)
+  }
+}
+
+/** The batched handler broke its contract (wrong result count, not an array). */
+export class BatchHandlerError extends EdgeServeError {
+  override readonly type = 'BatchHandlerError'
+  override name = 'BatchHandlerError'
+
+  constructor(message: string) {
+    super(500, message)
+  }
+}
+
+/** Status for any thrown value: our errors carry one, anything else is a 500. */
+export function statusOf(error: unknown): number {
+  return error instanceof EdgeServeError ? error.status : 500
+}

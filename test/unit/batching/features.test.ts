@@ -1,0 +1,241 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider } from '../../../src/index.js'
+import { deferred, flushMicrotasks } from '../../helpers/deferred.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
+  it('apply from the next batch, not to the running one', async () => {
+    const sizes: number[] = []
+    const gate = deferred()
+    let first = true
+    const f = batch(
+      async (xs: number[]) => {
+        sizes.push(xs.length)
+        if (first) {
+          first = false
+          await gate.promise
+        }
+        return xs
+      },
+      { maxBatchSize: 2 },
+    )
+    const running = [f(0), f(1)]
+    await flushMicrotasks()
+    f.setMaxBatchSize(5)
+    const next = [2, 3, 4, 5, 6].map((x) => f(x))
+    gate.resolve()
+    await Promise.all([...running, ...next])
+    expect(sizes).toEqual([2, 5])
+  })
+
+  it('a new wait timeout is used for the next batch', async () => {
+    vi.useFakeTimers()
+    const batches: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        batches.push(xs)
+        return xs
+      },
+      { maxBatchSize: 10 },
+    )
+    await f(1) // opportunistic: runs at once
+    f.setBatchWaitTimeoutS(0.2)
+    const p = f(2)
+    await vi.advanceTimersByTimeAsync(199)
+    expect(batches).toEqual([[1]])
+    await vi.advanceTimersByTimeAsync(1)
+    await p
+    expect(batches).toEqual([[1], [2]])
+  })
+})
+
+describe('stats()', () => {
+  it('reports queue length, batches run, items run, mean batch size and batches in flight', async () => {
+    const gate = deferred()
+    const f = batch(
+      async (xs: number[]) => {
+        await gate.promise
+        return xs
+      },
+      { maxBatchSize: 3 },
+    )
+    expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 0, itemsRun: 0, meanBatchSize: 0, batchesInFlight: 0 })
+    const ps = [1, 2, 3, 4].map((x) => f(x))
+    await flushMicrotasks()
+    expect(f.stats()).toEqual({ queueLength: 1, batchesRun: 1, itemsRun: 3, meanBatchSize: 3, batchesInFlight: 1 })
+    gate.resolve()
+    await Promise.all(ps)
+    expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 2, itemsRun: 4, meanBatchSize: 2, batchesInFlight: 0 })
+  })
+})
+
+describe('maxConcurrentBatches', () => {
+  it('runs up to that many batches at once', async () => {
+    let running = 0
+    let peak = 0
+    const f = batch(
+      async (xs: number[]) => {
+        peak = Math.max(peak, ++running)
+        await new Promise((r) => setTimeout(r, 5))
+        running--
+        return xs
+      },
+      { maxBatchSize: 2, maxConcurrentBatches: 3 },
+    )
+    const first = f(0) // takes a slot at once
+    await flushMicrotasks()
+    await Promise.all([first, ...Array.from({ length: 11 }, (_, i) => f(i + 1))])
+    expect(peak).toBe(3)
+  })
+})
+
+describe("onBatchError: 'isolate'", () => {
+  it('splits a throwing batch until only the poisonous items fail', async () => {
+    const calls: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        calls.push(xs)
+        if (xs.includes(13)) throw new Error('13 is poison')
+        return xs.map((x) => x * 2)
+      },
+      { maxBatchSize: 8, onBatchError: 'isolate' },
+    )
+    const inputs = [1, 2, 13, 4, 5, 6, 7, 8]
+    const results = await Promise.allSettled(inputs.map((x) => f(x)))
+    results.forEach((r, i) => {
+      if (inputs[i] === 13) expect(r).toMatchObject({ status: 'rejected', reason: { message: '13 is poison' } })
+      else expect(r).toEqual({ status: 'fulfilled', value: inputs[i]! * 2 })
+    })
+    // 8 -> 4+4 -> 2+2 -> 1+1: a binary search, not a re-run per item.
+    expect(calls.length).toBeLessThanOrEqual(1 + 2 + 2 + 2)
+    expect(f.stats().batchesInFlight).toBe(0)
+  })
+
+  it("with 'fail-all' (the default) every caller of the batch fails", async () => {
+    const f = batch(async (xs: number[]) => {
+      if (xs.includes(13)) throw new Error('13 is poison')
+      return xs
+    })
+    const results = await Promise.allSettled([f(1), f(13), f(3)])
+    expect(results.every((r) => r.status === 'rejected')).toBe(true)
+  })
+})
+
+describe('batchSizeFn', () => {
+  it('packs items whose sizes sum to at most maxBatchSize, in order of arrival', async () => {
+    const batches: string[][] = []
+    const f = batch(
+      async (texts: string[]) => {
+        batches.push(texts)
+        return texts.map((t) => t.length)
+      },
+      { maxBatchSize: 10, batchSizeFn: (text) => text.length },
+    )
+    const texts = ['aaaa', 'bbbbb', 'cc', 'd', 'eeeeeeee', 'ff']
+    await expect(Promise.all(texts.map((t) => f(t)))).resolves.toEqual([4, 5, 2, 1, 8, 2])
+    for (const group of batches) expect(group.join('').length).toBeLessThanOrEqual(10)
+    expect(batches.flat()).toEqual(texts) // no item was pushed back behind a later one
+  })
+
+  it('fails an item larger than a whole batch with a clear message, alone', async () => {
+    const f = batch(async (texts: string[]) => texts, { maxBatchSize: 4, batchSizeFn: (t) => t.length })
+    const [big, small] = await Promise.allSettled([f('12345'), f('ok')])
+    expect(big).toMatchObject({ status: 'rejected' })
+    const reason = (big as PromiseRejectedResult).reason
+    expect(reason).toBeInstanceOf(ItemTooLargeError)
+    expect(reason.message).toMatch(/size 5 but a batch holds at most 4 \(maxBatchSize\)/)
+    expect(small).toEqual({ status: 'fulfilled', value: 'ok' })
+  })
+
+  it('rejects a size that is not a positive finite number', async () => {
+    const f = batch(async (xs: number[]) => xs, { batchSizeFn: (x) => x })
+    await expect(f(0)).rejects.toThrow(/batchSizeFn must return a finite number greater than 0, returned 0/)
+    await expect(f(Number.NaN)).rejects.toThrow(TypeError)
+  })
+})
+
+describe('strideS', () => {
+  it('forms batches on a fixed stride instead of on each arrival', async () => {
+    vi.useFakeTimers()
+    const batches: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        batches.push(xs)
+        return xs
+      },
+      { maxBatchSize: 10, strideS: 0.05 },
+    )
+    const ps = [f(1)]
+    await vi.advanceTimersByTimeAsync(20)
+    ps.push(f(2))
+    await vi.advanceTimersByTimeAsync(29)
+    expect(batches).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(batches).toEqual([[1, 2]])
+    ps.push(f(3))
+    await vi.advanceTimersByTimeAsync(50)
+    expect(batches).toEqual([[1, 2], [3]])
+    await expect(Promise.all(ps)).resolves.toEqual([1, 2, 3])
+    expect(vi.getTimerCount()).toBe(0) // the ticker stops when the queue is empty
+  })
+})
+
+describe('allowSmallBatch: false', () => {
+  it('dispatches full batches only', async () => {
+    vi.useFakeTimers()
+    const batches: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        batches.push(xs)
+        return xs
+      },
+      { maxBatchSize: 3, batchWaitTimeoutS: 0.01, allowSmallBatch: false },
+    )
+    const ps = [f(1), f(2)]
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(batches).toEqual([])
+    ps.push(f(3))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(batches).toEqual([[1, 2, 3]])
+    await expect(Promise.all(ps)).resolves.toEqual([1, 2, 3])
+  })
+
+  it("callers' deadlines still bound the wait", async () => {
+    vi.useFakeTimers()
+    const f = batch(async (xs: number[]) => xs, { maxBatchSize: 3, allowSmallBatch: false })
+    const p = f(1, { deadline: Date.now() + 250 })
+    const outcome = p.catch((e: unknown) => e)
+    await vi.advanceTimersByTimeAsync(250)
+    expect(await outcome).toBeInstanceOf(RequestTimeoutError)
+    expect(f.stats().queueLength).toBe(0)
+  })
+})
+
+describe('ambient request context', () => {
+  it("a call without options uses the ambient request's signal", async () => {
+    const controller = new AbortController()
+    setContextProvider(() => ({ signal: controller.signal, origin: 'http' }))
+    try {
+      const gate = deferred()
+      const seen: number[] = []
+      const f = batch(async (xs: number[]) => {
+        seen.push(...xs)
+        await gate.promise
+        return xs
+      })
+      const running = f(1, { signal: new AbortController().signal }) // explicit options win
+      await flushMicrotasks()
+      const queued = f(2)
+      controller.abort()
+      await expect(queued).rejects.toThrow(/cancelled/)
+      gate.resolve()
+      await expect(running).resolves.toBe(1)
+      expect(seen).toEqual([1])
+    } finally {
+      setContextProvider(() => undefined)
+    }
+  })
+})

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest'
+import { batch } from '../../../src/index.js'
+
+const handler = async (xs: number[]) => xs
+
+describe('option validation', () => {
+  const cases: [string, Record<string, unknown>, ErrorConstructor, RegExp][] = [
+    ['maxBatchSize', { maxBatchSize: 0 }, RangeError, /maxBatchSize must be a positive integer .*received 0/],
+    ['maxBatchSize', { maxBatchSize: 2.5 }, RangeError, /maxBatchSize .*received 2\.5/],
+    ['maxBatchSize', { maxBatchSize: '4' }, TypeError, /maxBatchSize must be a positive integer, received "4"/],
+    ['batchWaitTimeoutS', { batchWaitTimeoutS: -1 }, RangeError, /batchWaitTimeoutS .*0 or more, received -1/],
+    ['batchWaitTimeoutS', { batchWaitTimeoutS: Infinity }, RangeError, /batchWaitTimeoutS must be a finite number/],
+    ['batchWaitTimeoutS', { batchWaitTimeoutS: '0.1' }, TypeError, /batchWaitTimeoutS .*received "0\.1"/],
+    ['maxConcurrentBatches', { maxConcurrentBatches: 0 }, RangeError, /maxConcurrentBatches .*received 0/],
+    ['maxQueuedRequests', { maxQueuedRequests: -1 }, RangeError, /maxQueuedRequests must be a positive integer or Infinity .*received -1/],
+    ['maxQueuedRequests', { maxQueuedRequests: null }, TypeError, /maxQueuedRequests .*received null/],
+    ['batchSizeFn', { batchSizeFn: 3 }, TypeError, /batchSizeFn must be a function \(item\) => number, received 3/],
+    ['batchKey', { batchKey: 'origin' }, TypeError, /batchKey must be a function \(item, context\) => string, received "origin"/],
+    ['strideS', { strideS: Number.NaN }, RangeError, /strideS .*received NaN/],
+    ['allowSmallBatch', { allowSmallBatch: 'no' }, TypeError, /allowSmallBatch must be true or false, received "no"/],
+    ['onBatchError', { onBatchError: 'retry' }, TypeError, /onBatchError must be 'fail-all' or 'isolate', received "retry"/],
+    ['unknown option', { maxBatchsize: 4 }, TypeError, /batch\(\) has no option "maxBatchsize"; known options: maxBatchSize/],
+  ]
+  for (const [name, options, type, message] of cases) {
+    it(`rejects a bad ${name} (${JSON.stringify(options) ?? ''}) with ${type.name}`, () => {
+      const attempt = () => batch(handler, options as never)
+      expect(attempt).toThrow(type)
+      expect(attempt).toThrow(message)
+    })
+  }
+
+  it('rejects options that are not an object', () => {
+    expect(() => batch(handler, 4 as never)).toThrow(/batch\(\) options must be an object, received 4/)
+  })
+
+  it('rejects a handler that is not a function', () => {
+    expect(() => batch.stream('x' as never)).toThrow(TypeError)
+  })
+
+  it('applies the documented defaults', () => {
+    const f = batch(handler)
+    expect(f.options).toMatchObject({
+      maxBatchSize: 10,
+      batchWaitTimeoutS: 0,
+      maxConcurrentBatches: 1,
+      maxQueuedRequests: Infinity,
+      batchSizeFn: undefined,
+      batchKey: undefined,
+      strideS: 0,
+      allowSmallBatch: true,
+      onBatchError: 'fail-all',
+    })
+  })
+
+  it('the setters validate their argument', () => {
+    const f = batch(handler)
+    expect(() => f.setMaxBatchSize(0)).toThrow(/maxBatchSize must be a positive integer .*received 0/)
+    expect(() => f.setBatchWaitTimeoutS(-0.5)).toThrow(/batchWaitTimeoutS .*received -0\.5/)
+    f.setMaxBatchSize(7)
+    f.setBatchWaitTimeoutS(0.25)
+    expect(f.options.maxBatchSize).toBe(7)
+    expect(f.options.batchWaitTimeoutS).toBe(0.25)
+  })
+})

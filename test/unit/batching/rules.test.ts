@@ -1,0 +1,330 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import {
+  BackPressureError,
+  BatchHandlerError,
+  RequestCancelledError,
+  RequestTimeoutError,
+  batch,
+} from '../../../src/index.js'
+import { deferred, flushMicrotasks } from '../../helpers/deferred.js'
+
+/** A handler that records each batch it sees and can be held open. */
+function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
+  const batches: T[][] = []
+  let gate: Promise<void> | undefined
+  const handler = async (items: T[]) => {
+    batches.push([...items])
+    if (gate) await gate
+    return compute(items)
+  }
+  return {
+    batches,
+    handler,
+    hold() {
+      const d = deferred()
+      gate = d.promise
+      return () => {
+        gate = undefined
+        d.resolve()
+      }
+    },
+  }
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('the seed scenario (Ray Serve batching tutorial)', () => {
+  it('9 concurrent calls with maxBatchSize 4 give 1..9 in order, in batches of at most 4', async () => {
+    const sizes: number[] = []
+    class BatchAdder {
+      handleBatch = batch(
+        async (numbers: number[]) => {
+          sizes.push(numbers.length)
+          await new Promise((r) => setTimeout(r, 5)) // the model's work holds the queue
+          return numbers.map((n) => n + 1)
+        },
+        { maxBatchSize: 4 },
+      )
+    }
+    const adder = new BatchAdder()
+    const results = await Promise.all(Array.from({ length: 9 }, (_, i) => adder.handleBatch(i)))
+    expect(results).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(4)
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(9)
+    expect(sizes.length).toBeGreaterThanOrEqual(3)
+  })
+})
+
+describe('rule 1: one queue per (instance, method)', () => {
+  it('two instances never share a batch', async () => {
+    const seen: string[][] = []
+    class Tagger {
+      constructor(readonly tag: string) {}
+      handle = batch(async (xs: number[]) => {
+        seen.push(xs.map((x) => `${this.tag}${x}`))
+        return xs.map((x) => `${this.tag}${x}`)
+      })
+    }
+    const a = new Tagger('a')
+    const b = new Tagger('b')
+    const out = await Promise.all([a.handle(1), b.handle(2), a.handle(3), b.handle(4)])
+    expect(out).toEqual(['a1', 'b2', 'a3', 'b4'])
+    for (const group of seen) expect(new Set(group.map((s) => s[0])).size).toBe(1)
+  })
+})
+
+describe('rule 2: opportunistic by default', () => {
+  it('runs the first item of an idle queue without any timer', async () => {
+    vi.useFakeTimers()
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 8 })
+    const p = f(1)
+    await flushMicrotasks()
+    expect(rec.batches).toEqual([[1]]) // no timer advanced
+    await expect(p).resolves.toBe(1)
+  })
+
+  it('items that arrive while a batch runs form the next batch', async () => {
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 8 })
+    const release = rec.hold()
+    const first = f(0)
+    await flushMicrotasks()
+    const rest = [1, 2, 3].map((x) => f(x))
+    await flushMicrotasks()
+    expect(rec.batches).toEqual([[0]])
+    release()
+    await Promise.all([first, ...rest])
+    expect(rec.batches).toEqual([[0], [1, 2, 3]])
+  })
+
+  it('calls made in the same tick share a batch', async () => {
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 8 })
+    await Promise.all([1, 2, 3].map((x) => f(x)))
+    expect(rec.batches).toEqual([[1, 2, 3]])
+  })
+})
+
+describe('rule 3: the wait timer starts when the first item of the next batch is taken', () => {
+  it('waits batchWaitTimeoutS after the first item, then runs a partial batch', async () => {
+    vi.useFakeTimers()
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 4, batchWaitTimeoutS: 0.1 })
+    const p1 = f(1)
+    await vi.advanceTimersByTimeAsync(60)
+    const p2 = f(2)
+    await vi.advanceTimersByTimeAsync(39)
+    expect(rec.batches).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(rec.batches).toEqual([[1, 2]])
+    await expect(Promise.all([p1, p2])).resolves.toEqual([1, 2])
+  })
+
+  it('starts the timer when a slot frees, not when the item arrived', async () => {
+    vi.useFakeTimers()
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 4, batchWaitTimeoutS: 0.1 })
+    const release = rec.hold()
+    const p0 = [f(0), f(1), f(2), f(3)] // full: runs at once and holds the slot
+    await flushMicrotasks()
+    expect(rec.batches).toEqual([[0, 1, 2, 3]])
+    const p1 = f(10) // arrives while the slot is busy
+    await vi.advanceTimersByTimeAsync(500)
+    expect(rec.batches.length).toBe(1)
+    release()
+    await Promise.all(p0)
+    await vi.advanceTimersByTimeAsync(99)
+    expect(rec.batches.length).toBe(1) // 99 ms after the slot freed: still waiting
+    await vi.advanceTimersByTimeAsync(1)
+    expect(rec.batches).toEqual([[0, 1, 2, 3], [10]])
+    await expect(p1).resolves.toBe(10)
+  })
+})
+
+describe('rule 4: a full batch is dispatched without waiting out the timer', () => {
+  it('runs as soon as maxBatchSize items are queued', async () => {
+    vi.useFakeTimers()
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 3, batchWaitTimeoutS: 10 })
+    const ps = [f(1), f(2)]
+    await vi.advanceTimersByTimeAsync(5)
+    expect(rec.batches).toEqual([])
+    ps.push(f(3))
+    await flushMicrotasks()
+    expect(rec.batches).toEqual([[1, 2, 3]])
+    await expect(Promise.all(ps)).resolves.toEqual([1, 2, 3])
+  })
+})
+
+describe('rule 5: results are matched by position', () => {
+  it('a returned Error in slot i fails caller i only', async () => {
+    const f = batch(async (xs: number[]) => xs.map((x) => (x === 2 ? new RangeError('two is bad') : x * 10)))
+    const results = await Promise.allSettled([f(1), f(2), f(3)])
+    expect(results[0]).toEqual({ status: 'fulfilled', value: 10 })
+    expect(results[1]).toMatchObject({ status: 'rejected', reason: { message: 'two is bad' } })
+    expect(results[2]).toEqual({ status: 'fulfilled', value: 30 })
+  })
+
+  it('a wrong-length result fails the whole batch, saying both lengths, and the queue goes on', async () => {
+    let calls = 0
+    const f = batch(async (xs: number[]) => (++calls === 1 ? xs.slice(1) : xs))
+    const results = await Promise.allSettled([f(1), f(2), f(3)])
+    for (const r of results) {
+      expect(r.status).toBe('rejected')
+      const reason = (r as PromiseRejectedResult).reason
+      expect(reason).toBeInstanceOf(BatchHandlerError)
+      expect(reason.message).toContain('returned 2 results for a batch of 3 items')
+    }
+    await expect(f(4)).resolves.toBe(4)
+  })
+
+  it('a non-array result fails the batch with a clear message', async () => {
+    const f = batch(async () => 'oops' as unknown as number[])
+    await expect(f(1)).rejects.toThrow(/must return an array .* returned string/)
+  })
+
+  it('a throw fails every caller of that batch with the thrown error, and the queue goes on', async () => {
+    let calls = 0
+    const f = batch(async (xs: number[]) => {
+      if (++calls === 1) throw new Error('model crashed')
+      return xs
+    })
+    const results = await Promise.allSettled([f(1), f(2)])
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    expect((results[0] as PromiseRejectedResult).reason.message).toBe('model crashed')
+    await expect(f(3)).resolves.toBe(3)
+  })
+})
+
+describe('rule 6: a caller that gives up while queued leaves at once', () => {
+  it('an aborted signal removes the item; the handler never sees it; its slot is free', async () => {
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 2, maxQueuedRequests: 1 })
+    const release = rec.hold()
+    const running = f(0)
+    await flushMicrotasks()
+    const controller = new AbortController()
+    const queued = f(1, { signal: controller.signal })
+    expect(f.stats().queueLength).toBe(1)
+    controller.abort()
+    await expect(queued).rejects.toBeInstanceOf(RequestCancelledError)
+    expect(f.stats().queueLength).toBe(0)
+    const replacement = f(2) // the slot is free again: no BackPressureError
+    release()
+    await expect(Promise.all([running, replacement])).resolves.toEqual([0, 2])
+    expect(rec.batches.flat()).not.toContain(1)
+  })
+
+  it('an already aborted signal is refused before it is queued', async () => {
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler)
+    await expect(f(1, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(RequestCancelledError)
+    expect(rec.batches).toEqual([])
+  })
+
+  it('a passed deadline removes the item at that moment', async () => {
+    vi.useFakeTimers()
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 4 })
+    const release = rec.hold()
+    const running = f(0)
+    await flushMicrotasks()
+    const late = f(1, { deadline: Date.now() + 50 })
+    const patient = f(2, { deadline: Date.now() + 5000 })
+    const outcome = late.catch((e: unknown) => e)
+    await vi.advanceTimersByTimeAsync(49)
+    expect(f.stats().queueLength).toBe(2)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(await outcome).toBeInstanceOf(RequestTimeoutError)
+    expect(f.stats().queueLength).toBe(1)
+    release()
+    await expect(Promise.all([running, patient])).resolves.toEqual([0, 2])
+    expect(rec.batches.flat()).not.toContain(1)
+  })
+
+  it('a deadline already past is refused at once', async () => {
+    const f = batch(async (xs: number[]) => xs)
+    await expect(f(1, { deadline: Date.now() - 1 })).rejects.toBeInstanceOf(RequestTimeoutError)
+  })
+
+  it('when every caller of a running batch has gone, the slot is freed and the handler is told', async () => {
+    vi.useFakeTimers()
+    let seenSignal: AbortSignal | undefined
+    const hung = deferred<number[]>()
+    let calls = 0
+    const f = batch(async (xs: number[], info) => {
+      if (++calls === 1) {
+        seenSignal = info.signal
+        return hung.promise // never resolves on its own
+      }
+      return xs
+    })
+    const stuck = f(1, { deadline: Date.now() + 100 })
+    const outcome = stuck.catch((e: unknown) => e)
+    await vi.advanceTimersByTimeAsync(100)
+    expect(await outcome).toBeInstanceOf(RequestTimeoutError)
+    expect(seenSignal?.aborted).toBe(true)
+    expect(f.stats().batchesInFlight).toBe(0)
+    await expect(f(2)).resolves.toBe(2) // the queue serves again
+    hung.resolve([1]) // a late result goes nowhere
+    await flushMicrotasks()
+  })
+})
+
+describe('rule 7: a full queue rejects at once', () => {
+  it('throws BackPressureError beyond maxQueuedRequests without waiting', async () => {
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 1, maxQueuedRequests: 2 })
+    const release = rec.hold()
+    const running = f(0)
+    await flushMicrotasks()
+    const waiting = [f(1), f(2)]
+    const refused = f(3)
+    await expect(refused).rejects.toBeInstanceOf(BackPressureError)
+    await expect(refused).rejects.toThrow(/2 requests are waiting \(maxQueuedRequests: 2\)/)
+    release()
+    await expect(Promise.all([running, ...waiting])).resolves.toEqual([0, 1, 2])
+  })
+})
+
+describe('rule 8: batchKey', () => {
+  it('items with different keys never share a batch, and the handler knows the key', async () => {
+    const seen: { key: string | undefined; items: string[] }[] = []
+    const f = batch(
+      async (words: string[], info) => {
+        seen.push({ key: info.key, items: words })
+        return words.map((w) => w.toUpperCase())
+      },
+      { maxBatchSize: 10, batchKey: (word) => String(word.length) },
+    )
+    const words = ['a', 'bb', 'c', 'dd', 'eee', 'f']
+    await expect(Promise.all(words.map((w) => f(w)))).resolves.toEqual(words.map((w) => w.toUpperCase()))
+    for (const { key, items } of seen) {
+      expect(new Set(items.map((w) => w.length))).toEqual(new Set([Number(key)]))
+    }
+    expect(seen.map((s) => s.key).sort()).toEqual(['1', '2', '3'])
+  })
+
+  it('passes the call context to batchKey', async () => {
+    const keys: (string | undefined)[] = []
+    const f = batch(
+      async (xs: number[], info) => {
+        keys.push(info.key)
+        return xs
+      },
+      { batchKey: (_x, context) => String(context.origin) },
+    )
+    await Promise.all([f(1, { context: { origin: 'http' } }), f(2, { context: { origin: 'handle' } })])
+    expect(keys.sort()).toEqual(['handle', 'http'])
+  })
+
+  it('a batchKey that returns a non-string fails that call only', async () => {
+    const f = batch(async (xs: number[]) => xs, { batchKey: (x) => (x === 1 ? (1 as unknown as string) : 'k') })
+    const [bad, good] = await Promise.allSettled([f(1), f(2)])
+    expect(bad).toMatchObject({ status: 'rejected', reason: { message: 'batchKey must return a string, returned 1' } })
+    expect(good).toEqual({ status: 'fulfilled', value: 2 })
+  })
+})
