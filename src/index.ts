@@ -1,8 +1,16 @@
 /**
  * edgeserve: dynamic request batching for edge runtimes.
  *
- * This entry is runtime-agnostic (Workers, Node, browsers). Runtime adapters
- * live in `edgeserve/node`, `edgeserve/workers`; inference in `edgeserve/onnx`.
+ * This entry holds what every runtime shares: batching, deployments, the
+ * Hono ingress and handles. Runtime adapters are `edgeserve/node` and
+ * `edgeserve/workers`; inference is `edgeserve/onnx`.
  */
 export * from './batching/index.js'
 export * from './errors.js'
+export { deployment, replicaContext, type Deployment, type DeploymentClass, type InstanceOf, type ReplicaContext } from './deployment/deployment.js'
+export type { BatchingConfig, DeploymentOptions, ResolvedDeploymentOptions } from './deployment/options.js'
+export { currentRequest, type RequestContext } from './deployment/context.js'
+export { DeploymentResponse, getHandle, type DeploymentHandle } from './deployment/handle.js'
+export { ingress, type IngressHandler } from './http/ingress.js'
+export { readBody, readJson, DEFAULT_BODY_LIMIT } from './http/body.js'
+export { toResponse, errorResponse } from './http/responses.js'

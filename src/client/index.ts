@@ -1,0 +1,65 @@
+/**
+ * edgeserve/client: handles to deployments in another process, over HTTP
+ * (Ray's handle from a driver script). The server enables the route with a
+ * token (`edgeserve run --rpc-token`, or `EDGESERVE_RPC_TOKEN`).
+ *
+ * ```ts
+ * import { connect } from 'edgeserve/client'
+ * const handle = connect('http://127.0.0.1:8000', { token }).getDeploymentHandle<BatchAdder>('BatchAdder')
+ * await handle.handleBatch.remote(41) // 42
+ * ```
+ */
+import { makeHandle, type DeploymentHandle } from '../deployment/handle.js'
+import type { Outcome } from '../deployment/outcome.js'
+import { RPC_PREFIX } from '../http/rpc.js'
+
+export { DeploymentResponse, type DeploymentHandle } from '../deployment/handle.js'
+
+export interface ConnectOptions {
+  /** The server's RPC token. */
+  token: string
+  /** Replaces the global fetch (tests, proxies). */
+  fetch?: typeof fetch
+}
+
+export interface Connection {
+  getDeploymentHandle<I extends object>(name: string, options?: { app?: string }): DeploymentHandle<I>
+}
+
+export function connect(url: string, options: ConnectOptions): Connection {
+  let base: URL
+  try {
+    base = new URL(url)
+  } catch {
+    throw new TypeError(`connect() needs the server's URL, like "http://127.0.0.1:8000", received ${JSON.stringify(url)}`)
+  }
+  if (typeof options?.token !== 'string' || options.token === '') {
+    throw new TypeError('connect() needs { token }: the RPC token the server was started with')
+  }
+  const doFetch = options.fetch ?? fetch
+  return {
+    getDeploymentHandle<I extends object>(name: string, { app = 'default' } = {}) {
+      return makeHandle<I>(async (method, args, signal): Promise<Outcome> => {
+        const path = [app, name, method].map(encodeURIComponent).join('/')
+        const response = await doFetch(new URL(RPC_PREFIX + path, base), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ args }),
+          signal,
+        })
+        const body = (await response.json().catch(() => null)) as
+          | { value?: unknown; error?: { type?: string; message?: string } }
+          | null
+        if (response.ok) return { ok: true, value: body?.value }
+        return {
+          ok: false,
+          error: {
+            type: body?.error?.type ?? 'HTTPError',
+            message: body?.error?.message ?? `the server answered ${response.status}`,
+            status: response.status,
+          },
+        }
+      })
+    },
+  }
+}

@@ -1,0 +1,117 @@
+import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import { getValidSeconds } from '../batching/options.js'
+import type { Deployment, InstanceOf } from './deployment.js'
+import { replicasIn } from './namespace.js'
+import { unwrap, type Outcome } from './outcome.js'
+
+/**
+ * The result of `handle.method.remote(...)`. The call starts at once; await
+ * the response, or `.result({ timeoutS })`, or `.cancel()` it.
+ */
+export class DeploymentResponse<R> implements PromiseLike<R> {
+  private readonly controller = new AbortController()
+  private readonly promise: Promise<R>
+
+  constructor(start: (signal: AbortSignal) => Promise<R>) {
+    this.promise = start(this.controller.signal)
+    // The caller may never await a cancelled or fire-and-forget call.
+    this.promise.catch(() => undefined)
+  }
+
+  then<A = R, B = never>(
+    onFulfilled?: ((value: R) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return this.promise.then(onFulfilled, onRejected)
+  }
+
+  /** The result; past `timeoutS` the call is cancelled and this rejects with `RequestTimeoutError`. */
+  result(options: { timeoutS?: number } = {}): Promise<R> {
+    if (options.timeoutS === undefined) return this.promise
+    const timeoutS = getValidSeconds('timeoutS', options.timeoutS)
+    return new Promise<R>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.cancel()
+        reject(new RequestTimeoutError(`the handle call took longer than ${timeoutS} s`))
+      }, timeoutS * 1000)
+      this.promise.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  /** Give up: a call still queued leaves its queue; awaiting rejects with `RequestCancelledError`. */
+  cancel(): void {
+    this.controller.abort(new RequestCancelledError('the handle call was cancelled'))
+  }
+}
+
+/** Method names a handle offers: functions, not `constructor`, not `_`-prefixed. */
+type CallableKeys<I> = {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  [K in keyof I]: K extends 'constructor' | `_${string}` ? never : I[K] extends (...args: any[]) => any ? K : never
+}[keyof I]
+
+export type DeploymentHandle<I> = {
+  readonly [K in CallableKeys<I>]: I[K] extends (...args: infer A) => infer R
+    ? { remote(...args: A): DeploymentResponse<Awaited<R>> }
+    : never
+}
+
+/** How a handle reaches a replica: in-process, over Durable Object RPC, or over HTTP. */
+export type Invoke = (method: string, args: unknown[], signal: AbortSignal) => Promise<Outcome>
+
+/** A typed proxy whose `name.remote(...args)` goes through `invoke`. */
+export function makeHandle<I>(invoke: Invoke): DeploymentHandle<I> {
+  const methods = new Map<string, { remote(...args: unknown[]): DeploymentResponse<unknown> }>()
+  return new Proxy({} as DeploymentHandle<I>, {
+    get(_target, property) {
+      // Not a thenable, not a symbol-keyed protocol: only named methods.
+      if (typeof property !== 'string' || property === 'then') return undefined
+      let method = methods.get(property)
+      if (!method) {
+        method = {
+          remote: (...args: unknown[]) => new DeploymentResponse((signal) => invoke(property, args, signal).then(unwrap)),
+        }
+        methods.set(property, method)
+      }
+      return method
+    },
+  })
+}
+
+/**
+ * A handle to `deployment`'s replicas in `env` (Ray's `DeploymentHandle`),
+ * routed like HTTP requests: same router, same limits.
+ *
+ * ```ts
+ * const handle = getHandle(adder, c.env)
+ * const sum = await handle.handleBatch.remote(41) // 42
+ * ```
+ */
+export function getHandle<D extends Deployment>(deployment: D, env: unknown): DeploymentHandle<InstanceOf<D>> {
+  return makeHandle<InstanceOf<D>>(invokerOf(deployment, env))
+}
+
+/** Calls into `deployment`'s replicas in `env` through its router. */
+export function invokerOf(deployment: Deployment, env: unknown): Invoke {
+  return async (method, args, signal) => {
+    const replicas = replicasIn(env, deployment)
+    const { router } = replicas
+    let replica = router.tryAcquire()
+    if (replica < 0) replica = await router.acquire(signal)
+    try {
+      if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
+      return await replicas.stub(replica).invoke(method, args, { signal })
+    } finally {
+      router.release(replica)
+    }
+  }
+}

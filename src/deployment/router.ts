@@ -1,0 +1,122 @@
+import { LinkedQueue, type Linked } from '../batching/list.js'
+import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import type { ResolvedDeploymentOptions } from './options.js'
+
+class Waiter implements Linked<Waiter> {
+  prev: Waiter | undefined = undefined
+  next: Waiter | undefined = undefined
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+
+  constructor(
+    readonly router: Router,
+    readonly resolve: (replica: number) => void,
+    readonly reject: (error: Error) => void,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+
+  handleEvent(): void {
+    this.router.dropWaiter(this, new RequestCancelledError('the request was cancelled while waiting for a replica'))
+  }
+}
+
+/**
+ * Picks a replica for each request: power of two choices over the in-flight
+ * counts this router has sent, holding each replica to `maxOngoingRequests`.
+ *
+ * Two random replicas, the less busy wins: nearly as good as always taking
+ * the least busy one, without a global view (each Worker isolate has its own
+ * router, and none sees the others' counts). When every replica is at its
+ * limit, requests wait here in order, up to `maxQueuedRequests`.
+ */
+export class Router {
+  private readonly inFlight: number[]
+  private readonly waiting = new LinkedQueue<Waiter>()
+
+  constructor(readonly options: ResolvedDeploymentOptions) {
+    this.inFlight = new Array<number>(options.numReplicas).fill(0)
+  }
+
+  /** A replica with room now, counted as taken; -1 if all are full. */
+  tryAcquire(): number {
+    if (this.waiting.count > 0) return -1 // keep order: earlier waiters go first
+    const replica = this.choose()
+    if (replica >= 0) this.inFlight[replica]!++
+    return replica
+  }
+
+  /** Wait for a replica (when `tryAcquire()` found none). */
+  acquire(signal?: AbortSignal, deadline?: number): Promise<number> {
+    const replica = this.tryAcquire()
+    if (replica >= 0) return Promise.resolve(replica)
+    const { maxQueuedRequests, name } = this.options
+    if (maxQueuedRequests !== -1 && this.waiting.count >= maxQueuedRequests) {
+      return Promise.reject(
+        new BackPressureError(
+          `deployment ${name} is at capacity: every replica holds maxOngoingRequests and ` +
+            `${this.waiting.count} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
+        ),
+      )
+    }
+    if (signal?.aborted) return Promise.reject(new RequestCancelledError())
+    return new Promise<number>((resolve, reject) => {
+      const waiter = new Waiter(this, resolve, reject, signal)
+      this.waiting.push(waiter)
+      signal?.addEventListener('abort', waiter, { once: true })
+      if (deadline !== undefined) {
+        waiter.timer = setTimeout(
+          () => this.dropWaiter(waiter, new RequestTimeoutError('the request timed out waiting for a free replica')),
+          Math.max(0, deadline - Date.now()),
+        )
+      }
+    })
+  }
+
+  /** Give a replica back; the oldest waiter, if any, takes it over. */
+  release(replica: number): void {
+    const waiter = this.waiting.shift()
+    if (waiter) {
+      this.forget(waiter)
+      waiter.resolve(replica)
+      return
+    }
+    this.inFlight[replica]!--
+  }
+
+  dropWaiter(waiter: Waiter, reason: Error): void {
+    if (!waiter.prev && !waiter.next && this.waiting.head !== waiter) return // already served
+    this.waiting.remove(waiter)
+    this.forget(waiter)
+    waiter.reject(reason)
+  }
+
+  /** Requests in flight per replica, as sent by this router. */
+  load(): readonly number[] {
+    return this.inFlight
+  }
+
+  get queued(): number {
+    return this.waiting.count
+  }
+
+  private forget(waiter: Waiter): void {
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer)
+    waiter.signal?.removeEventListener('abort', waiter)
+  }
+
+  private choose(): number {
+    const { numReplicas, maxOngoingRequests } = this.options
+    const load = this.inFlight
+    if (numReplicas === 1) return load[0]! < maxOngoingRequests ? 0 : -1
+    const a = Math.floor(Math.random() * numReplicas)
+    let b = Math.floor(Math.random() * (numReplicas - 1))
+    if (b >= a) b++
+    const best = load[a]! <= load[b]! ? a : b
+    if (load[best]! < maxOngoingRequests) return best
+    // Both samples are full: fall back to any replica with room.
+    let least = -1
+    for (let i = 0; i < numReplicas; i++) {
+      if (load[i]! < maxOngoingRequests && (least < 0 || load[i]! < load[least]!)) least = i
+    }
+    return least
+  }
+}

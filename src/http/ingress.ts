@@ -1,0 +1,57 @@
+import type { Context } from 'hono'
+import type { Deployment } from '../deployment/deployment.js'
+import { deadlineFrom, withDeadline } from '../deployment/deadline.js'
+import { replicasIn } from '../deployment/namespace.js'
+import { errorResponse } from './responses.js'
+
+/** Marks ingress handlers, so a runtime can find the deployments an app routes to. */
+export const ingressDeployment: unique symbol = Symbol('edgeserve.ingress')
+
+export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [ingressDeployment]: Deployment }
+
+/**
+ * A Hono handler that forwards the request to a replica of `deployment`.
+ *
+ * ```ts
+ * app.get('/adder', ingress(adder))
+ * ```
+ *
+ * The replicas are found in `c.env` under the deployment's binding: Durable
+ * Objects on Workers, in-process replicas under `serve()` on Node. Every
+ * failure becomes a JSON error with the right status (503 with Retry-After
+ * when the deployment is at capacity, 504 past `requestTimeoutS`).
+ */
+export function ingress(deployment: Deployment): IngressHandler {
+  const handler = async (c: Context): Promise<Response> => {
+    const request = c.req.raw
+    try {
+      const replicas = replicasIn(c.env, deployment)
+      const deadline = deadlineFrom(deployment.options.requestTimeoutS)
+      let replica = replicas.router.tryAcquire()
+      if (replica < 0) replica = await replicas.router.acquire(request.signal, deadline)
+      try {
+        return await withDeadline(replicas.stub(replica).fetch(request), deadline)
+      } finally {
+        replicas.router.release(replica)
+      }
+    } catch (error) {
+      return errorResponse(error)
+    }
+  }
+  return Object.assign(handler, { [ingressDeployment]: deployment })
+}
+
+/** The deployments an app's routes forward to, by name. */
+export function deploymentsOf(app: { routes: readonly { handler: unknown }[] }): Map<string, Deployment> {
+  const found = new Map<string, Deployment>()
+  for (const route of app.routes) {
+    const deployment = (route.handler as Partial<IngressHandler>)[ingressDeployment]
+    if (!deployment) continue
+    const seen = found.get(deployment.name)
+    if (seen && seen.cls !== deployment.cls) {
+      throw new Error(`two different deployments are both named ${deployment.name}; give one of them another name`)
+    }
+    found.set(deployment.name, deployment)
+  }
+  return found
+}

@@ -1,0 +1,91 @@
+/**
+ * `edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token T]`
+ *
+ * Ray's `serve run module:app --name APP`: load the file, take the named
+ * export (default: the default export, else `app`), and serve it. The export
+ * may be a Hono app or a single deployment, which is then served at every path.
+ */
+import { Hono } from 'hono'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import { isDeployment } from '../../deployment/deployment.js'
+import { ingress } from '../../http/ingress.js'
+import { serve, type ServableApp } from './serve.js'
+
+const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token TOKEN]
+
+  <file>[:export]  a module whose export is a Hono app or a deployment
+                   (default export, else the export named "app")
+  --port, -p       port to listen on (default: $PORT, else 8000)
+  --host           address to listen on (default 127.0.0.1)
+  --name           app name for getDeploymentHandle(name, { app }) (default "default")
+  --rpc-token      enable remote handles (edgeserve/client) with this token
+                   (default: $EDGESERVE_RPC_TOKEN, else off)`
+
+function fail(message: string): never {
+  console.error(`edgeserve: ${message}\n\n${USAGE}`)
+  process.exit(2)
+}
+
+async function loadApp(target: string): Promise<ServableApp> {
+  // A Windows drive letter aside, the last ':' separates the export name.
+  const colon = target.lastIndexOf(':')
+  const [file, exportName] = colon > 1 ? [target.slice(0, colon), target.slice(colon + 1)] : [target, undefined]
+  let module: Record<string, unknown>
+  try {
+    module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(error).includes(resolve(file))) {
+      fail(`cannot find ${file}`)
+    }
+    throw error
+  }
+  const name = exportName ?? ('default' in module ? 'default' : 'app')
+  const value = module[name]
+  if (value === undefined) {
+    fail(`${file} has no export named ${JSON.stringify(name)} (it exports: ${Object.keys(module).join(', ') || 'nothing'})`)
+  }
+  if (isDeployment(value)) return new Hono().all('*', ingress(value))
+  if (typeof value === 'object' && value !== null && 'fetch' in value && 'routes' in value) return value as ServableApp
+  fail(`export ${JSON.stringify(name)} of ${file} is neither a Hono app nor a deployment`)
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string' },
+      name: { type: 'string' },
+      'rpc-token': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  if (values.help) {
+    console.log(USAGE)
+    return
+  }
+  const [command, target, ...rest] = positionals
+  if (command !== 'run') fail(command ? `unknown command ${JSON.stringify(command)}` : 'missing command')
+  if (!target || rest.length > 0) fail('run takes exactly one <file>[:export]')
+  const portText = values.port ?? process.env.PORT ?? '8000'
+  const port = Number(portText)
+  if (!/^\d+$/.test(portText) || port > 65535) fail(`--port must be a number from 0 to 65535, received ${JSON.stringify(portText)}`)
+
+  const app = await loadApp(target)
+  const server = await serve(app, {
+    port,
+    hostname: values.host ?? '127.0.0.1',
+    name: values.name,
+    rpcToken: values['rpc-token'],
+  })
+  const names = [...server.app.deployments.keys()].join(', ') || 'none'
+  console.log(`edgeserve: app ${JSON.stringify(server.app.name)} (deployments: ${names}) listening on ${server.url}`)
+}
+
+await main(process.argv.slice(2)).catch((error: unknown) => {
+  if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) fail((error as Error).message)
+  throw error
+})

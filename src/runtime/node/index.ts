@@ -1,0 +1,4 @@
+/** edgeserve on Node: serve a Hono app with its deployments in this process. */
+export { serve, type RunningServer, type ServableApp, type ServeOptions } from './serve.js'
+export { getDeploymentHandle } from './handle.js'
+export { LocalNamespace } from './local-namespace.js'

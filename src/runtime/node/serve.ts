@@ -1,0 +1,144 @@
+import { serve as listen } from '@hono/node-server'
+import type { AddressInfo } from 'node:net'
+import type { Server as HttpServer } from 'node:http'
+import type { Deployment } from '../../deployment/deployment.js'
+import { invokerOf, type Invoke } from '../../deployment/handle.js'
+import { deploymentsOf } from '../../http/ingress.js'
+import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
+import { LocalNamespace } from './local-namespace.js'
+import { DEFAULT_APP, hostedApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
+
+/** What serve() needs of a Hono app: its fetch and its routes. */
+export interface ServableApp {
+  fetch(request: Request, env?: unknown): Response | Promise<Response>
+  routes: readonly { handler: unknown }[]
+}
+
+export interface ServeOptions {
+  /** Default 8000. 0 picks a free port (see `server.port`). */
+  port?: number
+  /** Default 127.0.0.1: only this machine can connect unless you say otherwise. */
+  hostname?: string
+  /** The app's name for `getDeploymentHandle(name, { app })`. Default "default". */
+  name?: string
+  /** Deployments reached only through handles (routed ones are found in the app). */
+  deployments?: Deployment[]
+  /** Bindings the app and the replicas see in `env`, like wrangler's `[vars]`. */
+  env?: Record<string, unknown>
+  /** Enables the remote-handle route (`edgeserve/client`). Default: `EDGESERVE_RPC_TOKEN`, else off. */
+  rpcToken?: string
+  /** Drain and exit 0 on SIGINT/SIGTERM. Default true. */
+  handleSignals?: boolean
+  /** Longest wait for in-flight requests when draining. Default 30. */
+  shutdownTimeoutS?: number
+}
+
+export interface RunningServer {
+  readonly url: string
+  readonly port: number
+  readonly hostname: string
+  readonly app: HostedApp
+  /** Stop accepting, answer what is in flight, then close. */
+  close(): Promise<void>
+}
+
+/**
+ * Serve a Hono app on Node, hosting every deployment it routes to (and any in
+ * `options.deployments`) in this process.
+ *
+ * ```ts
+ * import { serve } from 'edgeserve/node'
+ * await serve(app, { port: 8000 })
+ * ```
+ */
+export async function serve(app: ServableApp, options: ServeOptions = {}): Promise<RunningServer> {
+  const hostname = options.hostname ?? '127.0.0.1'
+  const port = options.port ?? 8000
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new RangeError(`port must be an integer from 0 to 65535, received ${String(port)}`)
+  }
+  const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
+  const hosted = hostApp(app, options)
+  registerApp(hosted)
+
+  let inFlight = 0
+  let draining = false
+  let drained: (() => void) | undefined
+  const fetch = async (request: Request, nodeEnv: unknown): Promise<Response> => {
+    if (draining) {
+      return Response.json(
+        { error: { type: 'ShuttingDown', message: 'the server is shutting down' } },
+        { status: 503, headers: { connection: 'close', 'retry-after': '1' } },
+      )
+    }
+    inFlight++
+    try {
+      if (rpcToken && new URL(request.url).pathname.startsWith(RPC_PREFIX)) {
+        return await handleRpc(request, rpcToken, invokerFor)
+      }
+      return await app.fetch(request, { ...(nodeEnv as object), ...hosted.env })
+    } finally {
+      if (--inFlight === 0) drained?.()
+    }
+  }
+
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    const s = listen({ fetch, port, hostname }, () => resolve(s as HttpServer)) as HttpServer
+    s.once('error', reject)
+  })
+  const address = server.address() as AddressInfo
+  const shownHost = hostname.includes(':') ? `[${hostname}]` : hostname
+
+  let closing: Promise<void> | undefined
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      draining = true
+      server.close(() => resolve())
+      server.closeIdleConnections()
+      const finish = () => {
+        server.closeAllConnections()
+        unregisterApp(hosted.name)
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
+      if (inFlight === 0) return finish()
+      const timer = setTimeout(finish, (options.shutdownTimeoutS ?? 30) * 1000)
+      drained = () => {
+        clearTimeout(timer)
+        // Let the last responses flush before the sockets go.
+        setImmediate(finish)
+      }
+    }))
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.log(`edgeserve: ${signal} received, answering ${inFlight} in-flight request(s) before exit`)
+    void close().then(() => process.exit(0))
+  }
+  if (options.handleSignals ?? true) {
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
+  }
+
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    port: address.port,
+    hostname,
+    app: hosted,
+    close,
+  }
+}
+
+function hostApp(app: ServableApp, options: ServeOptions): HostedApp {
+  const deployments = deploymentsOf(app)
+  for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
+  const env: Record<string, unknown> = { ...options.env }
+  for (const deployment of deployments.values()) {
+    env[deployment.options.binding] = new LocalNamespace(deployment, env)
+  }
+  return { name: options.name ?? DEFAULT_APP, deployments, env }
+}
+
+function invokerFor(appName: string, name: string): Invoke | undefined {
+  const app = hostedApp(appName)
+  const deployment = app?.deployments.get(name)
+  return app && deployment ? invokerOf(deployment, app.env) : undefined
+}
