@@ -34,11 +34,26 @@ export function errorResponse(error: unknown): Response {
  * `int(resp.text)`), bytes as octet-stream, nothing as 204, the rest as JSON.
  */
 export function toResponse(value: unknown): Response {
-  if (value instanceof Response) return value
+  if (isResponse(value)) return value
   if (value === undefined || value === null) return new Response(null, { status: 204 })
   if (typeof value === 'string') return new Response(value, { headers: { 'content-type': 'text/plain; charset=utf-8' } })
   if (value instanceof Uint8Array || value instanceof ArrayBuffer || value instanceof ReadableStream) {
     return new Response(value as BodyInit, { headers: { 'content-type': 'application/octet-stream' } })
   }
   return Response.json(value)
+}
+
+/**
+ * `instanceof Response` is not enough: @hono/node-server swaps the global
+ * Response for a lighter class, and `Response.json()` may still build the
+ * platform's own; other realms have their own class too.
+ */
+export function isResponse(value: unknown): value is Response {
+  if (value instanceof Response) return true
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.prototype.toString.call(value) === '[object Response]' &&
+    typeof (value as Response).status === 'number'
+  )
 }

@@ -1,0 +1,72 @@
+import { Hono } from 'hono'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deployment, getHandle, ingress } from '../../src/index.js'
+import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
+import { app as demo } from '../../examples/demo/app.js'
+import type { OriginAwareAdder } from '../../examples/adder-origin/origin-adder.js'
+import { vi } from 'vitest'
+
+/** Seed 002's shape: `batching` batches whole fetch() calls; fetch gets Request[]. */
+class EchoBatch {
+  sizes: number[] = []
+  async fetch(requests: Request[]): Promise<Response[]> {
+    this.sizes.push(requests.length)
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    return requests.map((r) => Response.json({ path: new URL(r.url).searchParams.get('i'), batch: requests.length }))
+  }
+  seen() {
+    return this.sizes
+  }
+}
+
+let server: RunningServer
+let demoServer: RunningServer
+beforeAll(async () => {
+  vi.spyOn(console, 'log').mockImplementation(() => undefined)
+  const echo = deployment(EchoBatch, { batching: { maxBatchSize: 4, timeoutS: 0.05 } })
+  server = await serve(new Hono().get('/echo', ingress(echo)), { port: 0, name: 'echo-app', handleSignals: false })
+  demoServer = await serve(demo, { port: 0, name: 'demo', handleSignals: false })
+})
+afterAll(async () => {
+  await server.close()
+  await demoServer.close()
+  vi.restoreAllMocks()
+})
+
+describe('deployment-level batching (seed 002 batching_config)', () => {
+  it('hands whole requests to fetch in batches of at most maxBatchSize', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => fetch(`${server.url}/echo?i=${i}`).then((r) => r.json() as Promise<{ path: string; batch: number }>)),
+    )
+    expect(answers.map((a) => a.path)).toEqual(Array.from({ length: 10 }, (_, i) => String(i)))
+    const sizes = await getDeploymentHandle<EchoBatch>('EchoBatch', { app: 'echo-app' }).seen.remote()
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(10)
+    expect(Math.max(...sizes)).toBe(4)
+  })
+})
+
+describe('adder-origin (seed 001): HTTP and handle calls never share a batch', () => {
+  it('keeps origins apart under mixed concurrent load, and the handler knows the origin', async () => {
+    const http = Array.from({ length: 12 }, (_, i) => fetch(`${demoServer.url}/adder-origin?number=${i}`).then((r) => r.text()))
+    const viaHandle = Array.from({ length: 12 }, (_, i) =>
+      fetch(`${demoServer.url}/adder-origin/handle?number=${100 + i}`).then((r) => r.text()),
+    )
+    const handle = getDeploymentHandle<OriginAwareAdder>('OriginAwareAdder', { app: 'demo' })
+    const direct = Array.from({ length: 6 }, (_, i) => handle.handleBatch.remote(200 + i))
+    expect((await Promise.all(http)).map(Number)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
+    expect((await Promise.all(viaHandle)).map(Number)).toEqual(Array.from({ length: 12 }, (_, i) => 101 + i))
+    expect(await Promise.all(direct)).toEqual(Array.from({ length: 6 }, (_, i) => 201 + i))
+    const batches = await handle.batches.remote()
+    const byOrigin = (origin: string) => batches.filter((b) => b.origin === origin).reduce((n, b) => n + b.size, 0)
+    expect(new Set(batches.map((b) => b.origin))).toEqual(new Set(['http', 'handle']))
+    expect(byOrigin('http')).toBe(12)
+    expect(byOrigin('handle')).toBe(12 + 6)
+    expect(batches.some((b) => b.size > 1)).toBe(true)
+  })
+
+  it('getHandle works from inside a route with the app env', async () => {
+    const response = await fetch(`${demoServer.url}/adder-origin/handle?number=41`)
+    expect(await response.text()).toBe('42')
+    expect(typeof getHandle).toBe('function')
+  })
+})

@@ -1,0 +1,261 @@
+import { Hono } from 'hono'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { batch, deployment, getHandle, ingress, replicaContext, RequestTimeoutError } from '../../src/index.js'
+import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
+import { BatchAdder } from '../../examples/adder/batch-adder.js'
+import { deferred } from '../helpers/deferred.js'
+import { ROOT } from '../helpers/spawn-server.js'
+
+const run = promisify(execFile)
+
+// --- deployments used by these tests --------------------------------------
+
+const seenByHandler: number[] = []
+let gate = deferred()
+
+class Gated {
+  handle = batch(async (xs: number[]) => {
+    seenByHandler.push(...xs)
+    await gate.promise
+    return xs.map((x) => x * 10)
+  })
+
+  async fetch(request: Request) {
+    return String(await this.handle(Number(new URL(request.url).searchParams.get('x'))))
+  }
+}
+
+class Hangs {
+  calls = 0
+  handle = batch(async (xs: number[]) => {
+    if (this.calls++ === 0) await new Promise(() => undefined) // the first batch never finishes
+    return xs
+  })
+
+  async fetch(request: Request) {
+    return String(await this.handle(Number(new URL(request.url).searchParams.get('x'))))
+  }
+}
+
+class Sleepy {
+  async fetch(request: Request) {
+    await new Promise((resolve) => setTimeout(resolve, Number(new URL(request.url).searchParams.get('ms'))))
+    return 'ok'
+  }
+}
+
+class WhoAmI {
+  readonly replica = replicaContext().replica
+  async fetch() {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    return { replica: this.replica }
+  }
+}
+
+class Leaky {
+  async fetch(): Promise<string> {
+    throw new Error('ENOENT: /srv/secret/config.json')
+  }
+}
+
+class Guarded {
+  secret = 'x'
+  _private() {
+    return 'private'
+  }
+  get computed() {
+    return 'getter'
+  }
+  visible(x: number) {
+    return x + 1
+  }
+}
+
+const adder = deployment(BatchAdder).bind({ workMs: 40 })
+const app = new Hono()
+  .get('/adder', ingress(adder))
+  .get('/gated', ingress(deployment(Gated)))
+  .get('/hangs', ingress(deployment(Hangs, { requestTimeoutS: 0.3 })))
+  .get('/busy', ingress(deployment(Sleepy, { maxOngoingRequests: 1, maxQueuedRequests: 1 })))
+  .get('/who', ingress(deployment(WhoAmI, { numReplicas: 2 })))
+  .get('/leaky', ingress(deployment(Leaky)))
+  .get('/guarded', ingress(deployment(Guarded)))
+
+let server: RunningServer
+const TOKEN = 'test-token-0123456789'
+
+beforeAll(async () => {
+  server = await serve(app, { port: 0, name: 'test-app', handleSignals: false, rpcToken: TOKEN })
+})
+afterAll(async () => {
+  await server.close()
+})
+
+const get = (path: string, init?: RequestInit) => fetch(server.url + path, init)
+
+describe('serve() on a loopback port', () => {
+  it('runs the seed scenario: 9 concurrent requests give 1..9, in batches of at most 4', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
+    try {
+      const responses = await Promise.all(Array.from({ length: 9 }, (_, i) => get(`/adder?number=${i}`)))
+      const results = await Promise.all(responses.map(async (r) => Number.parseInt(await r.text(), 10)))
+      expect(results).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
+      expect(responses[0]!.headers.get('content-type')).toMatch(/^text\/plain/)
+      const shapes = log.mock.calls
+        .map((args) => /Our input array has shape: \((\d+),\)/.exec(String(args[0]))?.[1])
+        .filter((s): s is string => s !== undefined)
+        .map(Number)
+      expect(shapes.reduce((a, b) => a + b, 0)).toBe(9)
+      expect(Math.max(...shapes)).toBeLessThanOrEqual(4)
+      expect(Math.max(...shapes)).toBeGreaterThan(1) // requests really were batched
+    } finally {
+      log.mockRestore()
+    }
+  })
+
+  it('answers bad input with a 400 JSON error', async () => {
+    const response = await get('/adder?number=abc')
+    expect(response.status).toBe(400)
+    expect(await response.json()).toEqual({
+      error: { type: 'HTTPError', message: expect.stringContaining('"number" must be an integer') },
+    })
+  })
+
+  it('serves handles in-process, by name and app', async () => {
+    const handle = getDeploymentHandle<BatchAdder>('BatchAdder', { app: 'test-app' })
+    const sums = await Promise.all([1, 2, 3].map((n) => handle.handleBatch.remote(n)))
+    expect(sums).toEqual([2, 3, 4])
+    expect(await handle.handleBatch.remote(10).result({ timeoutS: 5 })).toBe(11)
+    expect(() => getDeploymentHandle('Nope', { app: 'test-app' })).toThrow(/has no deployment "Nope" \(it has: "BatchAdder"/)
+    expect(() => getDeploymentHandle('BatchAdder', { app: 'other' })).toThrow(/no app named "other"/)
+  })
+
+  it('a handle only calls methods the class declares', async () => {
+    const handle = getHandle(deployment(Guarded), server.app.env) as unknown as Record<string, { remote(...a: unknown[]): Promise<unknown> }>
+    expect(await handle.visible!.remote(1)).toBe(2)
+    for (const name of ['constructor', '_private', '__proto__', 'toString', 'hasOwnProperty', 'computed', 'secret', 'missing']) {
+      await expect(handle[name]!.remote(), name).rejects.toThrow(/cannot be called through a handle/)
+    }
+  })
+
+  it('a client that disconnects leaves the queue before the handler sees its item', async () => {
+    gate = deferred()
+    seenByHandler.length = 0
+    const first = get('/gated?x=1') // occupies the batch slot
+    await vi.waitFor(() => expect(seenByHandler).toEqual([1]))
+    const controller = new AbortController()
+    const second = get('/gated?x=2', { signal: controller.signal }).catch((e: unknown) => e)
+    await new Promise((resolve) => setTimeout(resolve, 100)) // it is queued now
+    controller.abort()
+    await second
+    await new Promise((resolve) => setTimeout(resolve, 100)) // the server sees the socket close
+    gate.resolve()
+    expect(await (await first).text()).toBe('10')
+    const third = await get('/gated?x=3')
+    expect(await third.text()).toBe('30')
+    expect(seenByHandler).toEqual([1, 3])
+  })
+
+  it('answers 503 with Retry-After when a deployment is at capacity', async () => {
+    const responses = await Promise.all(Array.from({ length: 5 }, () => get('/busy?ms=300')))
+    const statuses = responses.map((r) => r.status).sort()
+    expect(statuses.filter((s) => s === 200).length).toBe(2) // one running, one queued
+    expect(statuses.filter((s) => s === 503).length).toBe(3)
+    const refused = responses.find((r) => r.status === 503)!
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(await refused.json()).toMatchObject({ error: { type: 'BackPressureError' } })
+  })
+
+  it('answers 504 past requestTimeoutS, and the replica serves again', async () => {
+    const started = Date.now()
+    const response = await get('/hangs?x=1')
+    expect(response.status).toBe(504)
+    expect(await response.json()).toMatchObject({ error: { type: 'RequestTimeoutError' } })
+    expect(Date.now() - started).toBeLessThan(3000)
+    const next = await get('/hangs?x=2')
+    expect(next.status).toBe(200)
+    expect(await next.text()).toBe('2')
+  })
+
+  it('numReplicas: 2 spreads load over both replicas', async () => {
+    const responses = await Promise.all(Array.from({ length: 24 }, () => get('/who').then((r) => r.json())))
+    const replicas = new Set(responses.map((r) => (r as { replica: number }).replica))
+    expect(replicas).toEqual(new Set([0, 1]))
+  })
+
+  it('never shows a stack trace or a file path in an error', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    try {
+      const response = await get('/leaky')
+      expect(response.status).toBe(500)
+      const text = await response.text()
+      expect(text).not.toMatch(/secret|\/srv|at .*\(|\.ts/)
+      expect(JSON.parse(text)).toEqual({
+        error: { type: 'InternalServerError', message: 'the deployment failed while handling this request' },
+      })
+    } finally {
+      error.mockRestore()
+    }
+  })
+
+  it('handle results honour result({ timeoutS })', async () => {
+    class Forever {
+      wait() {
+        return new Promise(() => undefined)
+      }
+    }
+    const forever = deployment(Forever)
+    const extra = await serve(new Hono(), { port: 0, name: 'forever', deployments: [forever], handleSignals: false })
+    try {
+      const handle = getDeploymentHandle<Forever>('Forever', { app: 'forever' })
+      await expect(handle.wait.remote().result({ timeoutS: 0.1 })).rejects.toBeInstanceOf(RequestTimeoutError)
+    } finally {
+      await extra.close()
+    }
+  })
+})
+
+describe('remote handles (edgeserve/client)', () => {
+  it('calls a deployment from a separate Node process, and refuses a wrong token', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'test/node/fixtures/remote-client.ts', server.url, TOKEN, 'test-app'],
+      { cwd: ROOT, timeout: 30_000 },
+    )
+    const { results, refused } = JSON.parse(stdout.trim().split('\n').at(-1)!) as { results: number[]; refused: string }
+    expect(results).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
+    expect(refused).toMatch(/^401 /)
+  })
+
+  it('the RPC route refuses a missing token with 401 and undeclared methods with 404', async () => {
+    const call = (method: string, headers: Record<string, string>) =>
+      get(`/-/rpc/test-app/Guarded/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ args: [1] }),
+      })
+    expect((await call('visible', {})).status).toBe(401)
+    expect((await call('visible', { authorization: 'Bearer nope' })).status).toBe(401)
+    const ok = await call('visible', { authorization: `Bearer ${TOKEN}` })
+    expect(await ok.json()).toEqual({ value: 2 })
+    for (const name of ['constructor', '__proto__', '_private', 'toString']) {
+      expect((await call(name, { authorization: `Bearer ${TOKEN}` })).status, name).toBe(404)
+    }
+  })
+
+  it('the RPC route is off unless a token is given', async () => {
+    const plain = await serve(app, { port: 0, name: 'no-rpc', handleSignals: false })
+    try {
+      const response = await fetch(`${plain.url}/-/rpc/no-rpc/BatchAdder/handleBatch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ args: [1] }),
+      })
+      expect(response.status).toBe(404)
+    } finally {
+      await plain.close()
+    }
+  })
+})

@@ -1,0 +1,112 @@
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import { deployment, replicaContext } from '../../../src/index.js'
+import { Router } from '../../../src/deployment/router.js'
+import { BackPressureError, RequestCancelledError } from '../../../src/index.js'
+
+class Model {
+  constructor(
+    readonly task: string,
+    readonly size: number,
+  ) {}
+}
+
+describe('deployment()', () => {
+  it('defaults to the class name and the documented options', () => {
+    const d = deployment(Model)
+    expect(d.name).toBe('Model')
+    expect(d.options).toEqual({
+      name: 'Model',
+      numReplicas: 1,
+      maxOngoingRequests: 100,
+      maxQueuedRequests: -1,
+      requestTimeoutS: undefined,
+      batching: undefined,
+      binding: 'Model',
+    })
+  })
+
+  it('.bind() gives the constructor its arguments, typed, without changing the original', () => {
+    const d = deployment(Model)
+    const bound = d.bind('text-generation', 2)
+    expect(bound.args).toEqual(['text-generation', 2])
+    expect(d.args).toEqual([])
+    expectTypeOf(d.bind).parameters.toEqualTypeOf<[task: string, size: number]>()
+  })
+
+  it('fills in the batching config of seed 002', () => {
+    const d = deployment(Model, { batching: { maxBatchSize: 32, timeoutS: 0.1 } })
+    expect(d.options.batching).toEqual({ maxBatchSize: 32, timeoutS: 0.1, strideS: 0, allowSmallBatch: true })
+  })
+
+  const bad: [Record<string, unknown>, RegExp][] = [
+    [{ numReplicas: 0 }, /numReplicas must be a positive integer .*received 0/],
+    [{ maxOngoingRequests: 'many' }, /maxOngoingRequests must be a positive integer, received "many"/],
+    [{ maxQueuedRequests: 0 }, /maxQueuedRequests \(or -1 for unbounded\)/],
+    [{ requestTimeoutS: 0 }, /requestTimeoutS must be more than 0 seconds/],
+    [{ requestTimeoutS: -1 }, /requestTimeoutS .*received -1/],
+    [{ name: 'has space' }, /deployment name must be .*received "has space"/],
+    [{ name: 'a-b' }, /binding must be a valid wrangler binding name .*received "a-b"/],
+    [{ batching: { maxBatchSize: 0 } }, /batching\.maxBatchSize must be a positive integer/],
+    [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, timeoutS/],
+    [{ replicas: 2 }, /deployment\(\) has no option "replicas"/],
+  ]
+  for (const [options, message] of bad) {
+    it(`rejects ${JSON.stringify(options)}`, () => {
+      expect(() => deployment(Model, options as never)).toThrow(message)
+    })
+  }
+
+  it('refuses what is not a class', () => {
+    expect(() => deployment(42 as never)).toThrow(/deployment\(\) needs a class, received number/)
+  })
+
+  it('replicaContext() is only reachable while constructing', () => {
+    expect(() => replicaContext()).toThrow(/only available while a replica is being constructed/)
+  })
+})
+
+describe('Router', () => {
+  const options = (numReplicas: number, maxOngoingRequests: number, maxQueuedRequests = -1) =>
+    deployment(Model, { numReplicas, maxOngoingRequests, maxQueuedRequests }).options
+
+  it('holds each replica to maxOngoingRequests and spreads load by power of two choices', () => {
+    const router = new Router(options(4, 3))
+    const taken = Array.from({ length: 12 }, () => router.tryAcquire())
+    expect(taken.every((r) => r >= 0)).toBe(true)
+    expect(router.load()).toEqual([3, 3, 3, 3])
+    expect(router.tryAcquire()).toBe(-1)
+  })
+
+  it('prefers the less loaded of two replicas', () => {
+    const router = new Router(options(2, 100))
+    for (let i = 0; i < 200; i++) router.tryAcquire()
+    const [a, b] = router.load()
+    expect(Math.abs(a! - b!)).toBeLessThanOrEqual(1)
+  })
+
+  it('queues beyond capacity in order, up to maxQueuedRequests, then refuses at once', async () => {
+    const router = new Router(options(1, 1, 2))
+    expect(router.tryAcquire()).toBe(0)
+    const order: string[] = []
+    const first = router.acquire().then(() => order.push('first'))
+    const second = router.acquire().then(() => order.push('second'))
+    await expect(router.acquire()).rejects.toBeInstanceOf(BackPressureError)
+    router.release(0)
+    await first
+    router.release(0)
+    await second
+    expect(order).toEqual(['first', 'second'])
+  })
+
+  it('a waiter whose signal aborts leaves the line', async () => {
+    const router = new Router(options(1, 1))
+    router.tryAcquire()
+    const controller = new AbortController()
+    const waiting = router.acquire(controller.signal)
+    controller.abort()
+    await expect(waiting).rejects.toBeInstanceOf(RequestCancelledError)
+    expect(router.queued).toBe(0)
+    router.release(0)
+    expect(router.load()).toEqual([0])
+  })
+})
