@@ -2,6 +2,7 @@ import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator } from
 import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 import { BatchQueue, type BatchInfo, type BatchStats, type CallOptions } from './queue.js'
 import { promiseRunner, type BatchHandler, type PromiseSettler } from './run.js'
+import { continuousRunner, type ContinuousStep } from './continuous.js'
 import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
 
 /** Controls shared by every batched function. */
@@ -92,12 +93,39 @@ batch.stream = function stream<T, R>(
     throw new TypeError(`batch.stream() needs an async generator function (items) => steps, received ${typeof handler}`)
   }
   const queue = new BatchQueue<T, StreamChannel<R>>(getValidOptions(options), streamRunner(handler))
-  const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
+  return Object.assign(streamCall(queue), controls(queue as BatchQueue<T, never>))
+}
+
+/**
+ * Continuous (iteration-level) batching: `step` advances every active item by
+ * one step; new calls join at the next step and finished ones leave, with at
+ * most `maxBatchSize` active. Each caller iterates its own outputs.
+ *
+ * ```ts
+ * const generate = batch.continuous(async (sequences: Sequence[]) => {
+ *   const next = await model.nextTokens(sequences)          // one session.run for all
+ *   return sequences.map((s, i) => (s.done ? endOfStream : next[i]))
+ * }, { maxBatchSize: 16 })
+ * for await (const token of generate(new Sequence(prompt))) ...
+ * ```
+ */
+batch.continuous = function continuous<T, R>(
+  step: ContinuousStep<T, R>,
+  options?: BatchOptions<T>,
+): StreamingBatchedFunction<T, R> {
+  if (typeof step !== 'function') {
+    throw new TypeError(`batch.continuous() needs a step function (items) => outputs, received ${typeof step}`)
+  }
+  const queue = new BatchQueue<T, StreamChannel<R>>(getValidOptions(options), continuousRunner(step))
+  return Object.assign(streamCall(queue), controls(queue as BatchQueue<T, never>))
+}
+
+function streamCall<T, R>(queue: BatchQueue<T, StreamChannel<R>>) {
+  return (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
     const channel = new StreamChannel<R>()
     channel.entry = queue.enqueue(item, callOptions, channel)
     return channel
   }
-  return Object.assign(call, controls(queue as BatchQueue<T, never>))
 }
 
 export function isBatched(value: unknown): value is BatchControls<unknown> {

@@ -5,3 +5,4 @@ export type { BatchOptions, CallContext, OnBatchError, ResolvedBatchOptions } fr
 export type { BatchInfo, BatchStats, CallOptions } from './queue.js'
 export type { BatchHandler } from './run.js'
 export { endOfStream, type EndOfStream, type StreamBatchHandler, type StreamStep } from './stream.js'
+export type { ContinuousStep } from './continuous.js'

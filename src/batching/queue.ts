@@ -107,6 +107,7 @@ export class RunningBatch<T, S extends Settler> implements BatchInfo {
   private controller: AbortController | undefined
 
   constructor(
+    readonly queue: BatchQueue<T, S>,
     readonly entries: Entry<T, S>[],
     readonly key: string | undefined,
   ) {
@@ -364,8 +365,37 @@ export class BatchQueue<T, S extends Settler> {
   /** Take the head run of a bucket that fits in one batch and start it. */
   private dispatch(bucket: Bucket<T, S>): void {
     this.stopForming()
-    const { maxBatchSize } = this.options
     const entries: Entry<T, S>[] = []
+    this.take(bucket, this.options.maxBatchSize, entries)
+    if (entries.length === 0) return
+    const batch = new RunningBatch(this, entries, bucket.key)
+    for (const entry of entries) entry.batch = batch
+    this.inFlight++
+    this.batchesRun++
+    this.runner(batch).then(
+      () => this.finish(batch),
+      (error: unknown) => this.finish(batch, error),
+    )
+  }
+
+  /**
+   * Continuous batching: move waiting calls with the batch's key into a
+   * running batch, up to `freeUnits`. Returns how many joined.
+   */
+  join(batch: RunningBatch<T, S>, freeUnits: number): number {
+    const bucket = this.buckets.get(batch.key)
+    if (!bucket || batch.released) return 0
+    const before = batch.entries.length
+    this.take(bucket, freeUnits, batch.entries)
+    for (let i = before; i < batch.entries.length; i++) batch.entries[i]!.batch = batch
+    batch.live += batch.entries.length - before
+    if (this.queued === 0) this.stopForming()
+    return batch.entries.length - before
+  }
+
+  /** Move the head run of `bucket` that fits in `maxUnits` into `into`, in order. */
+  private take(bucket: Bucket<T, S>, maxUnits: number, into: Entry<T, S>[]): void {
+    const { maxBatchSize } = this.options
     let units = 0
     for (let entry = bucket.head; entry; entry = bucket.head) {
       if (entry.size > maxBatchSize) {
@@ -373,26 +403,16 @@ export class BatchQueue<T, S extends Settler> {
         this.leave(entry, this.tooLarge(entry.size))
         continue
       }
-      if (units + entry.size > maxBatchSize) break
+      if (units + entry.size > maxUnits) break
       units += entry.size
       bucket.remove(entry)
       bucket.units -= entry.size
       this.queued--
       entry.state = RUNNING
-      entries.push(entry)
+      into.push(entry)
+      this.itemsRun++
     }
     if (bucket.count === 0) this.buckets.delete(bucket.key)
-    if (entries.length === 0) return
-
-    const batch = new RunningBatch(entries, bucket.key)
-    for (const entry of entries) entry.batch = batch
-    this.inFlight++
-    this.batchesRun++
-    this.itemsRun += entries.length
-    this.runner(batch).then(
-      () => this.finish(batch),
-      (error: unknown) => this.finish(batch, error),
-    )
   }
 
   private finish(batch: RunningBatch<T, S>, error?: unknown): void {

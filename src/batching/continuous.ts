@@ -1,0 +1,93 @@
+import { BatchHandlerError } from '../errors.js'
+import type { BatchInfo, Entry, RunningBatch } from './queue.js'
+import { endOfStream, type EndOfStream, type StreamChannel, type StreamStep } from './stream.js'
+
+/**
+ * One step of continuous batching: advance every active item by one step and
+ * return one output per item (a partial, an Error, or `endOfStream` when that
+ * item is finished). Items are the callers' own objects, so a step may keep
+ * per-sequence state in them (the tokens generated so far).
+ */
+export type ContinuousStep<T, R> = (items: T[], info: BatchInfo) => Promise<StreamStep<R>> | StreamStep<R>
+
+/**
+ * Iteration-level batching: between two steps, finished items leave and
+ * waiting calls join, up to `maxBatchSize` active. A short request is never
+ * held behind a long one, unlike `batch.stream`, whose batch is fixed when it
+ * starts. The loop holds one concurrency slot while anything is active.
+ */
+export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
+  return async (batch: RunningBatch<T, StreamChannel<R>>): Promise<void> => {
+    const { queue } = batch
+    let active = batch.entries.slice()
+    for (;;) {
+      if (batch.released) return
+      let used = 0
+      for (const entry of active) used += entry.size
+      const joined = queue.join(batch, queue.options.maxBatchSize - used)
+      if (joined > 0) active.push(...batch.entries.slice(-joined))
+      active = active.filter((entry) => !entry.settled)
+      if (active.length === 0) return
+      compact(batch.entries)
+
+      let outputs: StreamStep<R>
+      try {
+        outputs = await step(
+          active.map((entry) => entry.item),
+          viewOf(batch, active),
+        )
+      } catch (error) {
+        failEach(active, error)
+        continue
+      }
+      if (!Array.isArray(outputs) || outputs.length !== active.length) {
+        const got = Array.isArray(outputs) ? `${outputs.length} outputs` : typeof outputs
+        failEach(
+          active,
+          new BatchHandlerError(
+            `the continuous step returned ${got} for ${active.length} active items; ` +
+              'it must return one output (or Error, or endOfStream) per item, in order',
+          ),
+        )
+        continue
+      }
+      for (let i = 0; i < active.length; i++) {
+        const entry = active[i]!
+        if (entry.settled) continue
+        const output = outputs[i] as R | Error | EndOfStream
+        if (output === endOfStream) {
+          entry.queue.settle(entry)
+          entry.settler.end()
+        } else if (output instanceof Error) {
+          entry.queue.settle(entry)
+          entry.settler.reject(output)
+        } else entry.settler.push(output)
+      }
+    }
+  }
+}
+
+function viewOf<T, R>(batch: RunningBatch<T, StreamChannel<R>>, active: Entry<T, StreamChannel<R>>[]): BatchInfo {
+  return {
+    key: batch.key,
+    get signal() {
+      return batch.signal
+    },
+    isActive: (index) => active[index]?.settled === false,
+  }
+}
+
+function failEach<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
+  for (const entry of entries) {
+    if (entry.settled) continue
+    entry.queue.settle(entry)
+    entry.settler.reject(error)
+  }
+}
+
+/** Drop settled entries in place, so a loop that never idles does not grow without bound. */
+function compact<E extends { settled: boolean }>(entries: E[]): void {
+  let kept = 0
+  for (const entry of entries) if (!entry.settled) entries[kept++] = entry
+  entries.length = kept
+}
