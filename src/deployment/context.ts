@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
+import { AsyncLocalStorage } from '#async-context'
 import { setContextProvider, type AmbientContext } from '../batching/context.js'
 
 /**

@@ -1,0 +1,6 @@
+/**
+ * AsyncLocalStorage where the runtime has it: Node, and workerd with
+ * `nodejs_compat`. Browsers get `async-context.browser.ts` instead, chosen by
+ * the `#async-context` import condition in package.json.
+ */
+export { AsyncLocalStorage } from 'node:async_hooks'
