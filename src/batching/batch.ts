@@ -1,6 +1,6 @@
 import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator } from './decorator.js'
 import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
-import { BatchQueue, type BatchInfo, type BatchStats, type CallOptions } from './queue.js'
+import { BatchQueue, type BatchInfo, type BatchStats, type CallOptions, type QueueObserver } from './queue.js'
 import { promiseRunner, type BatchHandler, type PromiseSettler } from './run.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
 import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
@@ -14,6 +14,8 @@ export interface BatchControls<T> {
   stats(): BatchStats
   /** The options in force (read-only view). */
   readonly options: Readonly<ResolvedBatchOptions<T>>
+  /** Attach (or with undefined, detach) the observer that feeds metrics and logs. */
+  observe(observer: QueueObserver | undefined): void
 }
 
 /** `batch(handler)`: call it with one item, get that item's result. */
@@ -35,6 +37,9 @@ function controls<T>(queue: BatchQueue<T, never>) {
     setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),
     stats: () => queue.stats(),
     options: queue.options,
+    observe: (observer: QueueObserver | undefined) => {
+      queue.observer = observer
+    },
     [batchedBrand]: true,
   }
 }

@@ -67,6 +67,12 @@ export function batchMethod(options: BatchOptions<never> | undefined): BatchMeth
       return queue
     }
 
+    // Create each instance's queue as it is constructed, so a runtime can find
+    // it (for metrics) before the first call.
+    context.addInitializer(function (this: This) {
+      if (!queues.has(this)) queues.set(this, queueFor(this))
+    })
+
     return function (this: This, items: T[]): Promise<R[]> {
       if (!Array.isArray(items)) {
         return Promise.reject(

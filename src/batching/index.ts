@@ -2,7 +2,7 @@ export { batch, isBatched, type BatchControls, type BatchedFunction, type Stream
 export { batchedMethodsOf, type BatchMethodDecorator } from './decorator.js'
 export { currentContext, setContextProvider, type AmbientContext } from './context.js'
 export type { BatchOptions, CallContext, OnBatchError, ResolvedBatchOptions } from './options.js'
-export type { BatchInfo, BatchStats, CallOptions } from './queue.js'
+export type { BatchInfo, BatchStats, CallOptions, QueueObserver } from './queue.js'
 export type { BatchHandler } from './run.js'
 export { endOfStream, type EndOfStream, type StreamBatchHandler, type StreamStep } from './stream.js'
 export type { ContinuousStep } from './continuous.js'

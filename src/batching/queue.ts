@@ -47,6 +47,19 @@ export interface BatchInfo {
   isActive(index: number): boolean
 }
 
+/**
+ * Watches a queue for metrics and logs. Calls are synchronous and cheap to
+ * skip: without an observer the queue does no timing at all.
+ */
+export interface QueueObserver {
+  /** One call left the queue for a batch after waiting `waitMs`. */
+  dequeued(waitMs: number): void
+  /** A batch of `size` items (`units` with batchSizeFn) started; its oldest call waited `waitMs`. */
+  batchStarted(size: number, units: number, waitMs: number): void
+  /** A batch finished after `executionMs`. */
+  batchFinished(size: number, waitMs: number, executionMs: number): void
+}
+
 /** How a caller receives the outcome: a promise, or a stream of partials. */
 export interface Settler {
   reject(error: unknown): void
@@ -62,6 +75,8 @@ export class Entry<T, S extends Settler = Settler> implements Linked<Entry<T, S>
   state = QUEUED
   batch: RunningBatch<T, S> | undefined = undefined
   bucket: Bucket<T, S> | undefined = undefined
+  /** performance.now() at admission; only read when the queue is observed. */
+  enqueuedAt = 0
 
   constructor(
     readonly queue: BatchQueue<T, S>,
@@ -104,6 +119,9 @@ export class RunningBatch<T, S extends Settler> implements BatchInfo {
   live: number
   /** Set once the concurrency slot is given back (done, or every caller gone). */
   released = false
+  /** For observers: when the batch started, and how long its oldest call waited. */
+  startedAt = 0
+  waitMs = 0
   private controller: AbortController | undefined
 
   constructor(
@@ -166,6 +184,9 @@ export class BatchQueue<T, S extends Settler> {
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
 
+  /** Set by a runtime that exports metrics; see QueueObserver. */
+  observer: QueueObserver | undefined = undefined
+
   private readonly withDeadline = new Set<Entry<T, S>>()
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private deadlineTimerAt = Infinity
@@ -209,6 +230,7 @@ export class BatchQueue<T, S extends Settler> {
     }
 
     const entry = new Entry<T, S>(this, item, size, key, signal, deadline, settler)
+    if (this.observer) entry.enqueuedAt = performance.now()
     let bucket = this.buckets.get(key)
     if (!bucket) {
       bucket = new Bucket<T, S>(key)
@@ -372,6 +394,7 @@ export class BatchQueue<T, S extends Settler> {
     for (const entry of entries) entry.batch = batch
     this.inFlight++
     this.batchesRun++
+    if (this.observer) this.observeStart(batch)
     this.runner(batch).then(
       () => this.finish(batch),
       (error: unknown) => this.finish(batch, error),
@@ -411,11 +434,27 @@ export class BatchQueue<T, S extends Settler> {
       entry.state = RUNNING
       into.push(entry)
       this.itemsRun++
+      if (this.observer && entry.enqueuedAt > 0) this.observer.dequeued(performance.now() - entry.enqueuedAt)
     }
     if (bucket.count === 0) this.buckets.delete(bucket.key)
   }
 
+  private observeStart(batch: RunningBatch<T, S>): void {
+    const now = performance.now()
+    batch.startedAt = now
+    let units = 0
+    for (const entry of batch.entries) {
+      units += entry.size
+      // Entries admitted before the observer was attached have no start time.
+      if (entry.enqueuedAt > 0) batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
+    }
+    this.observer!.batchStarted(batch.entries.length, units, batch.waitMs)
+  }
+
   private finish(batch: RunningBatch<T, S>, error?: unknown): void {
+    if (this.observer && batch.startedAt > 0) {
+      this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
+    }
     // A runner must settle every entry; if it failed to, fail them here so
     // that every accepted call still settles exactly once (rule 9).
     for (const entry of batch.entries) {

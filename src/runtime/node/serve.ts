@@ -5,13 +5,14 @@ import type { Deployment } from '../../deployment/deployment.js'
 import { invokerOf, type Invoke } from '../../deployment/handle.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
+import { ADMIN_PREFIX, handleAdmin, routesOf, type AdminSource } from '../../http/admin.js'
 import { LocalNamespace } from './local-namespace.js'
 import { DEFAULT_APP, hostedApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
   fetch(request: Request, env?: unknown): Response | Promise<Response>
-  routes: readonly { handler: unknown }[]
+  routes: readonly { method: string; path: string; handler: unknown }[]
 }
 
 export interface ServeOptions {
@@ -60,6 +61,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
   const hosted = hostApp(app, options)
   registerApp(hosted)
+  const admin = adminSource(app, hosted)
 
   let inFlight = 0
   let draining = false
@@ -73,8 +75,11 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     }
     inFlight++
     try {
-      if (rpcToken && new URL(request.url).pathname.startsWith(RPC_PREFIX)) {
-        return await handleRpc(request, rpcToken, invokerFor)
+      const { pathname } = new URL(request.url)
+      if (rpcToken && pathname.startsWith(RPC_PREFIX)) return await handleRpc(request, rpcToken, invokerFor)
+      if (pathname.startsWith(ADMIN_PREFIX)) {
+        const answer = await handleAdmin(request, admin)
+        if (answer) return answer
       }
       return await app.fetch(request, { ...(nodeEnv as object), ...hosted.env })
     } finally {
@@ -135,6 +140,22 @@ function hostApp(app: ServableApp, options: ServeOptions): HostedApp {
     env[deployment.options.binding] = new LocalNamespace(deployment, env)
   }
   return { name: options.name ?? DEFAULT_APP, deployments, env }
+}
+
+function adminSource(app: ServableApp, hosted: HostedApp): AdminSource {
+  const replicas = [...hosted.deployments.values()].flatMap(
+    (deployment) => (hosted.env[deployment.options.binding] as LocalNamespace).replicas,
+  )
+  return {
+    replicas: () =>
+      replicas.map((replica) => ({
+        metrics: async () => replica.metrics.snapshot(),
+        health: () => replica.health(),
+        describe: async () => replica.describe(),
+      })),
+    routes: () => routesOf(app),
+    deployments: () => [...hosted.deployments.values()],
+  }
 }
 
 function invokerFor(appName: string, name: string): Invoke | undefined {

@@ -1,0 +1,38 @@
+/**
+ * Structured logs: one JSON line per event, filtered by level. The level
+ * comes from `setLogLevel()` (serve's `logLevel` option) or, on Node, the
+ * EDGESERVE_LOG_LEVEL environment variable; the default, 'info', keeps the
+ * per-batch lines (level 'debug') out of production logs.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
+
+function initialLevel(): LogLevel {
+  const fromEnv = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.EDGESERVE_LOG_LEVEL
+  return fromEnv && fromEnv in ORDER ? (fromEnv as LogLevel) : 'info'
+}
+
+let threshold = ORDER[initialLevel()]
+
+export function setLogLevel(level: LogLevel): void {
+  if (!(level in ORDER)) {
+    throw new TypeError(`log level must be one of ${Object.keys(ORDER).join(', ')}, received ${JSON.stringify(level)}`)
+  }
+  threshold = ORDER[level]
+}
+
+function write(level: LogLevel, event: string, fields: Record<string, unknown>): void {
+  if (ORDER[level] < threshold) return
+  const line = JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })
+  if (level === 'error' || level === 'warn') console.error(line)
+  else console.log(line)
+}
+
+export const log = {
+  enabled: (level: LogLevel) => ORDER[level] >= threshold,
+  debug: (event: string, fields: Record<string, unknown>) => write('debug', event, fields),
+  info: (event: string, fields: Record<string, unknown>) => write('info', event, fields),
+  warn: (event: string, fields: Record<string, unknown>) => write('warn', event, fields),
+  error: (event: string, fields: Record<string, unknown>) => write('error', event, fields),
+}

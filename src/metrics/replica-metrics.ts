@@ -1,0 +1,126 @@
+import { batchedMethodsOf } from '../batching/decorator.js'
+import { isBatched, type BatchControls } from '../batching/batch.js'
+import type { QueueObserver } from '../batching/queue.js'
+import { log } from './log.js'
+import { MetricsRegistry, RATIO_BUCKETS, SECONDS_BUCKETS, SIZE_BUCKETS, type MetricsSnapshot } from './registry.js'
+
+/** The batched methods of an instance: class fields made by batch(), and @batch methods. */
+export function batchedMethods(instance: object): Map<string, BatchControls<unknown>> {
+  const found = new Map<string, BatchControls<unknown>>()
+  for (const name of Object.keys(instance)) {
+    const value = (instance as Record<string, unknown>)[name]
+    if (isBatched(value)) found.set(name, value)
+  }
+  for (const [name, controls] of batchedMethodsOf(instance)) found.set(name, controls)
+  return found
+}
+
+/**
+ * The metrics of one replica, labelled by deployment, replica and method:
+ * what it takes to tune `maxBatchSize` and `batchWaitTimeoutS` by looking
+ * rather than guessing.
+ */
+export class ReplicaMetrics {
+  readonly registry = new MetricsRegistry()
+  private readonly labels: { deployment: string; replica: string }
+  private readonly methods = new Map<string, BatchControls<unknown>>()
+
+  private readonly batchSize = this.registry.histogram('edgeserve_batch_size', 'Items per batch.', SIZE_BUCKETS)
+  private readonly batchWait = this.registry.histogram(
+    'edgeserve_batch_wait_seconds',
+    'How long the oldest call of each batch waited before the batch started.',
+    SECONDS_BUCKETS,
+  )
+  private readonly batchExecution = this.registry.histogram(
+    'edgeserve_batch_execution_seconds',
+    'Time the batched method took per batch.',
+    SECONDS_BUCKETS,
+  )
+  private readonly utilization = this.registry.histogram(
+    'edgeserve_batch_utilization',
+    'Batch size over maxBatchSize (units with batchSizeFn).',
+    RATIO_BUCKETS,
+  )
+  private readonly batches = this.registry.counter('edgeserve_batches_total', 'Batches processed.')
+  private readonly queueTime = this.registry.histogram(
+    'edgeserve_request_queue_seconds',
+    'Time each call waited in a batch queue.',
+    SECONDS_BUCKETS,
+  )
+  private readonly latency = this.registry.histogram(
+    'edgeserve_request_duration_seconds',
+    'End-to-end time of each request or handle call inside the replica.',
+    SECONDS_BUCKETS,
+  )
+  private readonly requests = this.registry.counter('edgeserve_requests_total', 'Requests and handle calls by status.')
+
+  constructor(deployment: string, replica: number) {
+    this.labels = { deployment, replica: String(replica) }
+    this.registry.gauge({
+      name: 'edgeserve_queue_length',
+      help: 'Calls waiting in each batch queue.',
+      read: () =>
+        [...this.methods].map(([method, controls]) => ({ labels: { ...this.labels, method }, value: controls.stats().queueLength })),
+    })
+    this.registry.gauge({
+      name: 'edgeserve_batches_in_flight',
+      help: 'Batches running now.',
+      read: () =>
+        [...this.methods].map(([method, controls]) => ({ labels: { ...this.labels, method }, value: controls.stats().batchesInFlight })),
+    })
+  }
+
+  /** Watch every batched method of a freshly constructed instance. */
+  attach(instance: object): void {
+    for (const [method, controls] of batchedMethods(instance)) this.watch(method, controls)
+  }
+
+  /** Watch one batched function under a method name. */
+  watch(method: string, controls: BatchControls<unknown>): void {
+    this.methods.set(method, controls)
+    controls.observe(this.observerFor(method, controls))
+  }
+
+  /** Batched methods watched, with their options in force. */
+  watched(): ReadonlyMap<string, BatchControls<unknown>> {
+    return this.methods
+  }
+
+  request(origin: 'http' | 'handle', status: number, seconds: number): void {
+    const labels = { ...this.labels, origin }
+    this.latency.observe(labels, seconds)
+    this.requests.inc({ ...labels, status: String(status) })
+  }
+
+  snapshot(): MetricsSnapshot {
+    return this.registry.snapshot()
+  }
+
+  private observerFor(method: string, controls: BatchControls<unknown>): QueueObserver {
+    const labels = { ...this.labels, method }
+    return {
+      dequeued: (waitMs) => this.queueTime.observe(labels, waitMs / 1000),
+      batchStarted: (size, units, waitMs) => {
+        this.batchSize.observe(labels, size)
+        this.batchWait.observe(labels, waitMs / 1000)
+        this.utilization.observe(labels, units / controls.options.maxBatchSize)
+      },
+      batchFinished: (size, waitMs, executionMs) => {
+        this.batches.inc(labels)
+        this.batchExecution.observe(labels, executionMs / 1000)
+        log.debug('batch', {
+          deployment: labels.deployment,
+          replica: Number(labels.replica),
+          method,
+          size,
+          waitMs: round(waitMs),
+          executionMs: round(executionMs),
+        })
+      },
+    }
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000
+}
