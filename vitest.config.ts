@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['test/unit/**/*.test.ts', 'test/node/**/*.test.ts'],
-    testTimeout: 20_000,
+    include: ['test/unit/**/*.test.ts', 'test/node/**/*.test.ts', 'test/workers/**/*.test.ts', 'test/browser/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
   },
 })
