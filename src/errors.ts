@@ -41,6 +41,19 @@ export class BackPressureError extends EdgeServeError {
   }
 }
 
+/**
+ * A replica went away mid-request (a Durable Object reset or evicted) and the
+ * request could not safely be retried: it was not idempotent.
+ */
+export class ReplicaUnavailableError extends EdgeServeError {
+  override readonly type = 'ReplicaUnavailableError'
+  override name = 'ReplicaUnavailableError'
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(503, message, options)
+  }
+}
+
 /** The caller's deadline passed before its result was ready. */
 export class RequestTimeoutError extends EdgeServeError {
   override readonly type = 'RequestTimeoutError'

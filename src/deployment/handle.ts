@@ -96,12 +96,25 @@ export function makeHandle<I>(invoke: Invoke): DeploymentHandle<I> {
  * const sum = await handle.handleBatch.remote(41) // 42
  * ```
  */
-export function getHandle<D extends Deployment>(deployment: D, env: unknown): DeploymentHandle<InstanceOf<D>> {
-  return makeHandle<InstanceOf<D>>(invokerOf(deployment, env))
+export function getHandle<D extends Deployment>(
+  deployment: D,
+  env: unknown,
+  options: HandleOptions = {},
+): DeploymentHandle<InstanceOf<D>> {
+  return makeHandle<InstanceOf<D>>(invokerOf(deployment, env, options))
+}
+
+export interface HandleOptions {
+  /**
+   * The methods called through this handle are safe to run twice: if a
+   * replica resets mid-call (a Durable Object evicted), retry once on a fresh
+   * one instead of failing with 503.
+   */
+  idempotent?: boolean
 }
 
 /** Calls into `deployment`'s replicas in `env` through its router. */
-export function invokerOf(deployment: Deployment, env: unknown): Invoke {
+export function invokerOf(deployment: Deployment, env: unknown, options: HandleOptions = {}): Invoke {
   return async (method, args, signal) => {
     const replicas = replicasIn(env, deployment)
     const { router } = replicas
@@ -109,7 +122,7 @@ export function invokerOf(deployment: Deployment, env: unknown): Invoke {
     if (replica < 0) replica = await router.acquire(signal)
     try {
       if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-      return await replicas.stub(replica).invoke(method, args, { signal })
+      return await replicas.stub(replica).invoke(method, args, { signal, idempotent: options.idempotent })
     } finally {
       router.release(replica)
     }

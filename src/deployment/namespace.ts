@@ -1,4 +1,4 @@
-import { HTTPError } from '../errors.js'
+import { HTTPError, ReplicaUnavailableError } from '../errors.js'
 import type { Deployment } from './deployment.js'
 import type { Outcome } from './outcome.js'
 import type { CallMeta } from './replica.js'
@@ -18,14 +18,14 @@ export interface ReplicaStub {
 export interface ReplicaNamespace {
   idFromName(name: string): unknown
   get(id: never): unknown
+  /** True for in-process replicas: they share this isolate, signals and all. */
+  readonly local?: boolean
 }
 
 /** A deployment's replicas in one namespace, and the router in front of them. */
 export interface Replicas {
   router: Router
   stub(replica: number): ReplicaStub
-  /** Forget a stub that broke (an evicted Durable Object): the next call makes a fresh one. */
-  renew(replica: number): void
 }
 
 const cache = new WeakMap<object, Map<string, Replicas>>()
@@ -44,18 +44,72 @@ export function replicasIn(env: unknown, deployment: Deployment): Replicas {
   if (!byName) cache.set(namespace, (byName = new Map()))
   let replicas = byName.get(deployment.name)
   if (!replicas) {
-    const stubs: (ReplicaStub | undefined)[] = []
-    const make = (i: number) => namespace.get(namespace.idFromName(replicaName(deployment, i)) as never) as ReplicaStub
-    replicas = {
-      router: new Router(deployment.options),
-      stub: (i) => (stubs[i] ??= make(i)),
-      renew: (i) => {
-        stubs[i] = undefined
-      },
+    const stubs: ReplicaStub[] = []
+    const make = (i: number) => {
+      const raw = () => namespace.get(namespace.idFromName(replicaName(deployment, i)) as never) as ReplicaStub
+      return namespace.local ? raw() : new RemoteStub(raw, deployment.name)
     }
+    replicas = { router: new Router(deployment.options), stub: (i) => (stubs[i] ??= make(i)) }
     byName.set(deployment.name, replicas)
   }
   return replicas
+}
+
+/**
+ * Durable Object stubs for one replica, robust to the object being reset.
+ *
+ * Each call takes a fresh stub: a stub is an I/O object tied to the request
+ * that made it (workerd refuses its use from another request), and a stub
+ * whose object was reset keeps failing anyway. The call that saw a reset is
+ * retried once when that is safe (GET, HEAD, or a handle call marked
+ * idempotent); any other gets a 503 that says what happened, rather than
+ * running twice or hanging.
+ */
+class RemoteStub implements ReplicaStub {
+  constructor(
+    private readonly fresh: () => ReplicaStub,
+    private readonly deployment: string,
+  ) {}
+
+  fetch(request: Request): Promise<Response> {
+    const idempotent = request.method === 'GET' || request.method === 'HEAD'
+    return this.withRetry(idempotent, `${request.method} request`, (stub) => stub.fetch(request))
+  }
+
+  invoke(method: string, args: unknown[], meta: CallMeta = {}): Promise<Outcome> {
+    // Signals cannot cross RPC; the deadline can.
+    const remoteMeta = { deadline: meta.deadline }
+    return this.withRetry(meta.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, remoteMeta))
+  }
+
+  private async withRetry<R>(idempotent: boolean, what: string, call: (stub: ReplicaStub) => Promise<R>): Promise<R> {
+    try {
+      return await call(this.fresh())
+    } catch (error) {
+      if (!isReset(error)) throw error
+      if (!idempotent) {
+        throw new ReplicaUnavailableError(
+          `a replica of ${this.deployment} was reset while serving this ${what}; it was not retried because it is not idempotent`,
+          { cause: error },
+        )
+      }
+      try {
+        return await call(this.fresh())
+      } catch (retryError) {
+        if (!isReset(retryError)) throw retryError
+        throw new ReplicaUnavailableError(`a replica of ${this.deployment} was reset twice while serving this ${what}`, {
+          cause: retryError,
+        })
+      }
+    }
+  }
+}
+
+/** Errors that mean "the object went away", as workerd marks them. */
+function isReset(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const marks = error as { durableObjectReset?: boolean; retryable?: boolean; message?: unknown }
+  return marks.durableObjectReset === true || marks.retryable === true || /Network connection lost/i.test(String(marks.message))
 }
 
 function findNamespace(env: unknown, deployment: Deployment): ReplicaNamespace {

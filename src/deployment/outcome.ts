@@ -5,6 +5,7 @@ import {
   HTTPError,
   ItemTooLargeError,
   RequestCancelledError,
+  ReplicaUnavailableError,
   RequestTimeoutError,
 } from '../errors.js'
 import { errorBody } from '../http/responses.js'
@@ -33,6 +34,8 @@ export function rebuildError(error: { type: string; message: string; status: num
       return new ItemTooLargeError(error.message)
     case 'BatchHandlerError':
       return new BatchHandlerError(error.message)
+    case 'ReplicaUnavailableError':
+      return new ReplicaUnavailableError(error.message)
     default: {
       const status = Number.isInteger(error.status) && error.status >= 400 && error.status <= 599 ? error.status : 500
       if (error.type === 'HTTPError') return new HTTPError(status, error.message)

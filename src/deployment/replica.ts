@@ -12,6 +12,8 @@ import { ReplicaMetrics } from '../metrics/replica-metrics.js'
 export interface CallMeta {
   signal?: AbortSignal
   deadline?: number
+  /** Safe to retry on a fresh replica if this one resets mid-call. */
+  idempotent?: boolean
 }
 
 export interface ReplicaHealth {

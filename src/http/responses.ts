@@ -1,4 +1,4 @@
-import { BackPressureError, EdgeServeError } from '../errors.js'
+import { BackPressureError, EdgeServeError, ReplicaUnavailableError } from '../errors.js'
 
 /** The JSON body of every error answer: `{ error: { type, message } }`. */
 export interface ErrorBody {
@@ -25,6 +25,7 @@ export function errorResponse(error: unknown): Response {
   const { status, body } = errorBody(error)
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
   if (error instanceof BackPressureError) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterS)))
+  else if (error instanceof ReplicaUnavailableError) headers['retry-after'] = '1'
   return new Response(JSON.stringify(body), { status, headers })
 }
 

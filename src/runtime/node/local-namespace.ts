@@ -10,6 +10,7 @@ import { Replica, type CallMeta } from '../../deployment/replica.js'
  */
 export class LocalNamespace implements ReplicaNamespace {
   readonly replicas: Replica[]
+  readonly local = true
 
   constructor(
     readonly deployment: Deployment,

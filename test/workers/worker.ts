@@ -1,0 +1,80 @@
+/**
+ * The Worker the workerd tests run: test deployments, each hosted in its
+ * own Durable Object class, behind one Hono app.
+ */
+import { Hono } from 'hono'
+import { batch, deployment, getHandle, ingress, replicaContext } from 'edgeserve'
+import { durableObject, serveWorker } from 'edgeserve/workers'
+import { BatchAdder } from '../../examples/adder/batch-adder.js'
+
+/** The seed adder, slowed so that concurrent requests meet in the queue. */
+const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
+
+/** Records every batch it runs, so a test can observe batching inside the object. */
+class RecordingAdder {
+  readonly replica = replicaContext().replica
+  private readonly batches: number[][] = []
+
+  handle = batch(
+    async (xs: number[]) => {
+      this.batches.push(xs)
+      await new Promise((resolve) => setTimeout(resolve, 40))
+      return xs.map((x) => x + 1)
+    },
+    { maxBatchSize: 4 },
+  )
+
+  async fetch(request: Request) {
+    const x = Number(new URL(request.url).searchParams.get('x'))
+    return { result: await this.handle(x), replica: this.replica }
+  }
+
+  seen() {
+    return this.batches
+  }
+
+  _secret() {
+    return 'never'
+  }
+}
+const recorder = deployment(RecordingAdder, { name: 'Recorder', numReplicas: 2 })
+
+/** A slow deployment for eviction tests. */
+class SlowResponder {
+  async fetch(request: Request) {
+    await new Promise((resolve) => setTimeout(resolve, Number(new URL(request.url).searchParams.get('ms') ?? 300)))
+    return `done ${request.method}`
+  }
+}
+const slow = deployment(SlowResponder, { name: 'Slow' })
+
+type Env = Record<string, unknown>
+
+const app = new Hono<{ Bindings: Env }>()
+  .get('/adder', ingress(adder))
+  .get('/recorder', ingress(recorder))
+  .get('/slow', ingress(slow))
+  .post('/slow', ingress(slow))
+  // Test-only: observe and exercise replicas through handles and RPC from Worker code.
+  .get('/recorder/seen', async (c) => {
+    const handle = getHandle(recorder, c.env)
+    return c.json(await handle.seen.remote())
+  })
+  .get('/recorder/call', async (c) => {
+    const handle = getHandle(recorder, c.env) as unknown as Record<string, { remote(...args: unknown[]): Promise<unknown> }>
+    try {
+      return c.json({ value: await handle[c.req.query('method') ?? '']!.remote(Number(c.req.query('x') ?? 0)) })
+    } catch (error) {
+      return c.json({ error: (error as Error).message, status: (error as { status?: number }).status }, 200)
+    }
+  })
+  .get('/slow/reset', async (c) => {
+    const namespace = c.env.Slow as { idFromName(n: string): unknown; get(id: unknown): { resetForTest(r: string): Promise<void> } }
+    await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)
+    return c.text('reset')
+  })
+
+export default serveWorker(app)
+export const SeedAdder = durableObject(adder)
+export const Recorder = durableObject(recorder)
+export const Slow = durableObject(slow)

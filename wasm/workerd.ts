@@ -1,0 +1,67 @@
+/**
+ * onnxruntime-web inside workerd (Cloudflare Workers, wrangler dev).
+ *
+ * workerd forbids compiling WebAssembly from bytes at run time ("Wasm code
+ * generation disallowed by embedder"). Wrangler's CompiledWasm rule compiles
+ * ORT's .wasm when the Worker is uploaded, and the import below is that
+ * `WebAssembly.Module`. ORT has no option that accepts a compiled module, so
+ * while a session is created, `WebAssembly.instantiate` is pointed at it.
+ * ORT instantiates its runtime once per isolate; later sessions reuse it.
+ *
+ * The `onnxruntime-web/wasm` entry: workerd has no WebGPU, and no threads.
+ */
+import * as ort from 'onnxruntime-web/wasm'
+import ortWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm'
+import type { OrtPlatform } from '../src/onnx/model.js'
+
+let runtimeReady: Promise<void> | undefined
+
+async function withCompiledRuntime<R>(create: () => Promise<R>): Promise<R> {
+  ort.env.wasm.numThreads = 1
+  ort.env.wasm.proxy = false
+  // Any non-empty binary makes ORT use the glue bundled into this entry
+  // instead of importing it from `import.meta.url` (undefined in workerd),
+  // and stops it fetching the .wasm. These bytes are never compiled.
+  ort.env.wasm.wasmBinary = new Uint8Array([0])
+  const original = WebAssembly.instantiate
+  const patched = async (source: unknown, imports?: WebAssembly.Imports) => {
+    if (source instanceof WebAssembly.Module) return original(source, imports)
+    const instance = await original(ortWasm, imports)
+    return { instance, module: ortWasm }
+  }
+  ;(WebAssembly as { instantiate: unknown }).instantiate = patched
+  try {
+    return await create()
+  } finally {
+    WebAssembly.instantiate = original
+  }
+}
+
+export const platform: OrtPlatform = {
+  Tensor: ort.Tensor,
+  async createSession(bytes) {
+    const create = () => ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' })
+    // The first session instantiates the runtime; let concurrent first
+    // sessions wait for it rather than patch instantiate twice.
+    if (!runtimeReady) {
+      const session = withCompiledRuntime(create)
+      runtimeReady = session.then(
+        () => undefined,
+        () => {
+          runtimeReady = undefined
+        },
+      )
+      return session
+    }
+    await runtimeReady
+    return withCompiledRuntime(create)
+  },
+  hasWebGpu: async () => false,
+  async fetchBytes(source) {
+    const response = await fetch(source)
+    if (!response.ok) throw new Error(`could not load the model from ${String(source)}: ${response.status}`)
+    return new Uint8Array(await response.arrayBuffer())
+  },
+}
+
+export { ort }
