@@ -1,0 +1,37 @@
+/** `npm run dev`'s server, for real: wrangler dev on a loopback port serving the demo app. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startWranglerDev, type WranglerDev } from '../helpers/wrangler-dev.js'
+
+let dev: WranglerDev
+
+beforeAll(async () => {
+  dev = await startWranglerDev()
+}, 90_000)
+
+afterAll(async () => {
+  await dev?.stop()
+})
+
+describe('the demo app under wrangler dev', () => {
+  it('answers the seed queries through the Durable Object', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => fetch(`${dev.url}/adder?number=${i}`).then((r) => r.text())),
+    )
+    expect(results.map(Number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
+    expect(dev.output()).toMatch(/Our input array has shape: \(\d+,\)/)
+  })
+
+  it('answers bad input with a 400 JSON error', async () => {
+    const response = await fetch(`${dev.url}/adder?number=NaN`)
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ error: { type: 'HTTPError' } })
+  })
+
+  it('serves handles and the operational routes', async () => {
+    expect(await (await fetch(`${dev.url}/adder-origin/handle?number=1`)).text()).toBe('2')
+    const health = await fetch(`${dev.url}/-/healthz`)
+    expect(health.status).toBe(200)
+    const metrics = await (await fetch(`${dev.url}/-/metrics`)).text()
+    expect(metrics).toContain('edgeserve_batch_size_bucket{deployment="BatchAdder"')
+  })
+})
