@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs'
+import * as ort from 'onnxruntime-web'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { decodeImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
+import { PADDLE_CLS_THRESH, clsPostprocess, clsPostprocessBatch, shouldRotate } from '../../../examples/ocr-direction/postprocess.js'
+import {
+  CLS_HEIGHT,
+  CLS_INPUT_SIZE,
+  CLS_WIDTH,
+  clsPreprocess,
+  clsPreprocessBatch,
+  clsResizedWidth,
+} from '../../../examples/ocr-direction/preprocess.js'
+import { defaultClsModelPath } from '../../../scripts/models/ocr/cls-model-path.js'
+import { buildOcrFixtures, type OcrManifest } from '../../../scripts/models/ocr/fixtures.js'
+
+ort.env.wasm.numThreads = 1
+
+const fixturesUrl = new URL('../../fixtures/ocr/', import.meta.url)
+const readFixture = (file: string): Uint8Array => new Uint8Array(readFileSync(new URL(file, fixturesUrl)))
+const manifest = JSON.parse(new TextDecoder().decode(readFixture('manifest.json'))) as OcrManifest
+let session: ort.InferenceSession
+
+beforeAll(async () => {
+  session = await ort.InferenceSession.create(defaultClsModelPath(), { executionProviders: ['wasm'] })
+})
+
+async function classify(images: RgbImage[]) {
+  const { data, dims } = clsPreprocessBatch(images)
+  const result = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, dims) })
+  return clsPostprocessBatch(result[session.outputNames[0]!]!.data as Float32Array, images.length)
+}
+
+const solid = (width: number, height: number, rgb: [number, number, number]): RgbImage => ({
+  width,
+  height,
+  data: Uint8Array.from({ length: width * height * 3 }, (_, i) => rgb[i % 3]!),
+})
+
+describe('OCR direction: decode -> preprocess -> classify -> postprocess', () => {
+  it('covers upright and rotated PNGs of 3 strings and a JPEG pair', () => {
+    const files = manifest.images.map((m) => m.file)
+    expect(files.filter((f) => f.endsWith('.png'))).toHaveLength(6)
+    expect(files.filter((f) => f.endsWith('.jpg'))).toHaveLength(2)
+    expect(manifest.images.filter((m) => m.angle === 180)).toHaveLength(4)
+  })
+
+  it('gives 0 for every upright fixture and 180 for every rotated one, in one batch', async () => {
+    const images = manifest.images.map((m) => decodeImage(readFixture(m.file)))
+    const results = await classify(images)
+    expect(results.map((r) => r.angle)).toEqual(manifest.images.map((m) => m.angle))
+    for (const r of results) expect(r.confidence).toBeGreaterThan(PADDLE_CLS_THRESH)
+    expect(results.map((r) => shouldRotate(r))).toEqual(manifest.images.map((m) => m.angle === 180))
+  })
+
+  it('gives an image the same result alone as in a batch', async () => {
+    const images = manifest.images.slice(0, 3).map((m) => decodeImage(readFixture(m.file)))
+    const batched = await classify(images)
+    for (const [i, img] of images.entries()) {
+      const [alone] = await classify([img])
+      expect(alone?.angle).toBe(batched[i]?.angle)
+      expect(alone?.confidence).toBeCloseTo(batched[i]!.confidence, 5)
+    }
+  })
+
+  it('has committed fixtures identical to what scripts/models/ocr builds', () => {
+    const { files } = buildOcrFixtures()
+    for (const [file, bytes] of files) expect(Buffer.from(readFixture(file)).equals(Buffer.from(bytes)), file).toBe(true)
+  })
+})
+
+describe('clsPreprocess', () => {
+  it('resizes to height 48 keeping the aspect ratio, capped at width 192', () => {
+    expect(clsResizedWidth(460, 40)).toBe(192)
+    expect(clsResizedWidth(100, 48)).toBe(100)
+    expect(clsResizedWidth(50, 40)).toBe(60) // ceil(48 * 1.25)
+    expect(clsResizedWidth(1, 4000)).toBe(1)
+  })
+
+  it('normalizes to [-1, 1] in BGR channel order and pads the right with 0', () => {
+    const out = clsPreprocess(solid(24, 12, [255, 0, 0])) // pure red, resized to 96x48
+    expect(out).toHaveLength(CLS_INPUT_SIZE)
+    const plane = CLS_HEIGHT * CLS_WIDTH
+    const at = (c: number, y: number, x: number): number => out[c * plane + y * CLS_WIDTH + x]!
+    for (const [y, x] of [
+      [0, 0],
+      [47, 95],
+      [20, 50],
+    ] as const) {
+      expect([at(0, y, x), at(1, y, x), at(2, y, x)]).toEqual([-1, -1, 1]) // B, G, R
+    }
+    for (let c = 0; c < 3; c++) expect(at(c, 10, 96)).toBe(0)
+    expect(at(2, 47, 191)).toBe(0)
+  })
+
+  it('writes each image of a batch into its own slice', () => {
+    const { data, dims } = clsPreprocessBatch([solid(10, 10, [255, 255, 255]), solid(10, 10, [0, 0, 0])])
+    expect(dims).toEqual([2, 3, CLS_HEIGHT, CLS_WIDTH])
+    expect(data[0]).toBe(1)
+    expect(data[CLS_INPUT_SIZE]).toBe(-1)
+  })
+})
+
+describe('clsPostprocess', () => {
+  it('reads the probabilities as they are (the model ends in Softmax)', () => {
+    const probs = Float32Array.of(0.25, 0.75, 0.9, 0.1)
+    expect(clsPostprocess(probs, 0)).toEqual({ angle: 180, confidence: 0.75 })
+    expect(clsPostprocess(probs, 1).angle).toBe(0)
+    expect(clsPostprocess(probs, 1).confidence).toBeCloseTo(0.9, 6)
+  })
+
+  it('resolves a tie to 0 and checks the batch size', () => {
+    expect(clsPostprocess([0.5, 0.5]).angle).toBe(0)
+    expect(() => clsPostprocessBatch([0.5, 0.5, 0.1], 2)).toThrow(/expected 2x2 scores/)
+    expect(() => clsPostprocess([0.5, 0.5], 1)).toThrow(RangeError)
+  })
+
+  it('rotates only above the threshold', () => {
+    expect(shouldRotate({ angle: 180, confidence: 0.95 })).toBe(true)
+    expect(shouldRotate({ angle: 180, confidence: 0.85 })).toBe(false)
+    expect(shouldRotate({ angle: 0, confidence: 0.99 })).toBe(false)
+  })
+})
