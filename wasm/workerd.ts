@@ -11,7 +11,9 @@
  * The `onnxruntime-web/wasm` entry: workerd has no WebGPU, and no threads.
  */
 import * as ort from 'onnxruntime-web/wasm'
-import ortWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm'
+// A relative path: wrangler's module collector resolves .wasm imports against
+// the importing file, not through node_modules the way esbuild does.
+import ortWasm from '../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 let runtimeReady: Promise<void> | undefined

@@ -1,19 +1,36 @@
 /**
- * The demo app: every example deployment under one Hono app. The same file
- * is served by `npm start` (Node) and `npm run dev` (wrangler).
+ * The demo app: every example deployment under one Hono app. The same app is
+ * served by `npm start` (Node) and `npm run dev` (wrangler, examples/demo/worker.ts).
  */
 import { Hono } from 'hono'
+import { ingress } from 'edgeserve'
 import { app as adder } from '../adder/app.js'
 import { app as adderOrigin } from '../adder-origin/app.js'
+import { housePrice } from '../house-price/predictor.js'
+import { textGenerator } from '../text-generator/generator.js'
+import { ocrDirection } from '../ocr-direction/classifier.js'
 
 export const app = new Hono()
 app.get('/', (c) =>
   c.json({
     name: 'edgeserve demo',
-    routes: ['GET /adder?number=41', 'GET /adder-origin?number=41', 'GET /adder-origin/handle?number=41'],
+    routes: {
+      'GET /adder?number=41': 'the batching tutorial: 42, in batches of at most 4',
+      'GET /adder-origin?number=41': 'one deployment over HTTP ...',
+      'GET /adder-origin/handle?number=41': '... and through a handle; batches never mix the two',
+      'POST /predict {"features": [8 numbers]}': 'house price (MLP, batched whole requests, 32 per batch)',
+      'GET /generate?text=Once+upon+a+time': 'text continuation (char-level LM, continuous batching)',
+      'GET /generate/stream?text=Once+upon+a+time': 'the same, streamed as Server-Sent Events',
+      'POST /ocr/direction <PNG or JPEG>': 'is this text line upright? (PaddleOCR classifier, 32 per batch)',
+      'GET /-/dashboard': 'live batching dashboard; also /-/metrics, /-/healthz, /-/routes',
+    },
   }),
 )
 app.route('/', adder)
 app.route('/', adderOrigin)
+app.post('/predict', ingress(housePrice))
+app.get('/generate', ingress(textGenerator))
+app.get('/generate/stream', ingress(textGenerator))
+app.post('/ocr/direction', ingress(ocrDirection))
 
 export default app

@@ -7,8 +7,14 @@ import { durableObject, serveWorker } from 'edgeserve/workers'
 import { app } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
+import { housePrice } from '../house-price/predictor.js'
+import { textGenerator } from '../text-generator/generator.js'
+import { ocrDirection } from '../ocr-direction/classifier.js'
 
 export default serveWorker(app)
 
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)
+export const HousePricePredictor = durableObject(housePrice)
+export const BatchTextGenerator = durableObject(textGenerator)
+export const TextDirectionClassifier = durableObject(ocrDirection)

@@ -1,0 +1,63 @@
+import { HTTPError, deployment, readJson } from 'edgeserve'
+import { loadModel, stack, type Model } from 'edgeserve/onnx'
+import modelBytes from '#example-model/house-price'
+import { FeatureError, INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from './features.js'
+
+/** Request bodies are a few hundred bytes; refuse anything near this. */
+const BODY_LIMIT = 16 * 1024
+
+/**
+ * Seed 002: a house-price regressor whose whole `fetch` is batched by the
+ * deployment's `batching` config (Ray's `batching_config`). `fetch` receives
+ * the batch's requests and returns one answer per request; one `session.run`
+ * predicts every valid request of the batch.
+ */
+export class HousePricePredictor {
+  private model: Promise<Model> | undefined
+
+  /** Loaded on first use (Workers cap start-up at one second). */
+  getModel(): Promise<Model> {
+    return (this.model ??= modelBytes().then((bytes) => loadModel(bytes)))
+  }
+
+  async checkHealth(): Promise<boolean> {
+    await this.getModel()
+    return true
+  }
+
+  async fetch(requests: Request[]): Promise<(Response | Error)[]> {
+    // A bad request fails alone: its slot holds its error, the rest are predicted.
+    const parsed = await Promise.all(requests.map((request) => this.parse(request).catch((error: unknown) => toHttpError(error))))
+    const valid = parsed.filter((p): p is number[] => Array.isArray(p))
+    const prices = valid.length > 0 ? await this.predict(valid) : []
+    let next = 0
+    return parsed.map((p) => (Array.isArray(p) ? Response.json({ prediction: prices[next++] }) : p))
+  }
+
+  /** Predict prices for many feature rows with one session.run. */
+  async predict(rows: number[][]): Promise<number[]> {
+    const model = await this.getModel()
+    const outputs = await model.run({ [INPUT_NAME]: stack(rows, [NUM_FEATURES]) })
+    return Array.from(outputs[OUTPUT_NAME]!.data as Float32Array)
+  }
+
+  private async parse(request: Request): Promise<number[]> {
+    if (request.method !== 'POST') throw new HTTPError(405, 'use POST with a JSON body {"features": [8 numbers]}')
+    const body = await readJson(request, BODY_LIMIT)
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('features' in body)) {
+      throw new HTTPError(400, 'the body must be a JSON object {"features": [8 numbers]}')
+    }
+    return parseFeatures((body as { features: unknown }).features)
+  }
+}
+
+function toHttpError(error: unknown): Error {
+  if (error instanceof FeatureError) return new HTTPError(error.kind === 'shape' ? 400 : 422, error.message)
+  return error instanceof Error ? error : new HTTPError(400, String(error))
+}
+
+export const housePrice = deployment(HousePricePredictor, {
+  batching: { maxBatchSize: 32, timeoutS: 0.1, strideS: 0, allowSmallBatch: true },
+  // A client that trickles its body cannot hold the batch longer than this.
+  requestTimeoutS: 10,
+})

@@ -1,0 +1,60 @@
+import { HTTPError, batch, deployment, readBody } from 'edgeserve'
+import { loadModel, stack, type Model } from 'edgeserve/onnx'
+import modelBytes from '#example-model/ocr-direction'
+import { ImageDecodeError, decodeImage } from './image.js'
+import { clsPostprocessBatch, type ClsResult } from './postprocess.js'
+import { CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH, clsPreprocess } from './preprocess.js'
+
+/** Text-line crops are small; 5 MB is generous and bounds what one request can cost. */
+export const BODY_LIMIT = 5 * 1024 * 1024
+const IMAGE_TYPES = /^(image\/(png|jpeg|jpg)|application\/octet-stream)\s*(;|$)/i
+
+/**
+ * Is this text line upright or upside down? PaddleOCR's direction
+ * classifier, with up to 32 images per `session.run`.
+ *
+ * Each request decodes and preprocesses its own image (so a broken image
+ * fails alone, before it can join a batch); the batch runs the model once.
+ */
+export class TextDirectionClassifier {
+  private model: Promise<Model> | undefined
+
+  getModel(): Promise<Model> {
+    return (this.model ??= modelBytes().then((bytes) => loadModel(bytes)))
+  }
+
+  async checkHealth(): Promise<boolean> {
+    await this.getModel()
+    return true
+  }
+
+  /** One preprocessed [3, 48, 192] image in, its direction out. */
+  classify = batch(
+    async (images: Float32Array[]): Promise<ClsResult[]> => {
+      const model = await this.getModel()
+      const outputs = await model.run({ [model.inputNames[0]!]: stack(images, [CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH]) })
+      return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, images.length)
+    },
+    { maxBatchSize: 32 },
+  )
+
+  async fetch(request: Request): Promise<ClsResult> {
+    if (request.method !== 'POST') throw new HTTPError(405, 'POST a PNG or JPEG image as the request body')
+    const type = request.headers.get('content-type')
+    if (type !== null && !IMAGE_TYPES.test(type)) {
+      throw new HTTPError(415, `expected a PNG or JPEG body (content-type image/png or image/jpeg), received ${JSON.stringify(type.slice(0, 60))}`)
+    }
+    const bytes = await readBody(request, BODY_LIMIT)
+    if (bytes.byteLength === 0) throw new HTTPError(400, 'the request body is empty: POST a PNG or JPEG image')
+    let pixels: Float32Array
+    try {
+      pixels = clsPreprocess(decodeImage(bytes))
+    } catch (error) {
+      if (error instanceof ImageDecodeError) throw new HTTPError(error.reason === 'too-large' ? 413 : 422, error.message)
+      throw error
+    }
+    return this.classify(pixels)
+  }
+}
+
+export const ocrDirection = deployment(TextDirectionClassifier)
