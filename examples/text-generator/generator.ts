@@ -59,6 +59,14 @@ export class BatchTextGenerator {
     { maxBatchSize: 4 },
   )
 
+  /**
+   * The continuation of `text`, token by token: through a handle,
+   * `for await (const token of handle.stream.remote('Once upon a time'))`.
+   */
+  stream(text: string, maxNewTokens?: number): AsyncIterableIterator<string> {
+    return this.generateTokens(newSequence(String(text), maxNewTokens))
+  }
+
   /** The continuation of `text` (Ray's `handle_batch`, one prompt per call). */
   async handleBatch(text: string, maxNewTokens?: number): Promise<string> {
     let continuation = ''

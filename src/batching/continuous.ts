@@ -1,5 +1,6 @@
 import { BatchHandlerError } from '../errors.js'
 import type { BatchInfo, Entry, RunningBatch } from './queue.js'
+import { yieldToEventLoop } from './yield.js'
 import { endOfStream, type EndOfStream, type StreamChannel, type StreamStep } from './stream.js'
 
 /**
@@ -20,7 +21,9 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
   return async (batch: RunningBatch<T, StreamChannel<R>>): Promise<void> => {
     const { queue } = batch
     let active = batch.entries.slice()
-    for (;;) {
+    for (let iteration = 0; ; iteration++) {
+      // Between steps, let new requests arrive so that they can join.
+      if (iteration > 0) await yieldToEventLoop()
       if (batch.released) return
       let used = 0
       for (const entry of active) used += entry.size

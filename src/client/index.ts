@@ -47,6 +47,9 @@ export function connect(url: string, options: ConnectOptions): Connection {
           body: JSON.stringify({ args }),
           signal,
         })
+        if (response.ok && response.body && response.headers.get('content-type')?.startsWith('application/x-ndjson')) {
+          return { ok: true, stream: response.body }
+        }
         const body = (await response.json().catch(() => null)) as
           | { value?: unknown; error?: { type?: string; message?: string } }
           | null

@@ -8,7 +8,7 @@ import { unwrap, type Outcome } from './outcome.js'
  * The result of `handle.method.remote(...)`. The call starts at once; await
  * the response, or `.result({ timeoutS })`, or `.cancel()` it.
  */
-export class DeploymentResponse<R> implements PromiseLike<R> {
+export class DeploymentResponse<R> implements PromiseLike<R>, AsyncIterable<StreamItem<R>> {
   private readonly controller = new AbortController()
   private readonly promise: Promise<R>
 
@@ -47,11 +47,28 @@ export class DeploymentResponse<R> implements PromiseLike<R> {
     })
   }
 
+  /**
+   * Iterate a streamed result (a method that returns an async iterable, such
+   * as a `batch.stream` or `batch.continuous` function):
+   * `for await (const token of handle.generate.remote(prompt))`. Leaving the
+   * loop early cancels the stream and frees its slot in the batch.
+   */
+  async *[Symbol.asyncIterator](): AsyncGenerator<StreamItem<R>> {
+    const value = await this.promise
+    if (!value || typeof value !== 'object' || !(Symbol.asyncIterator in value)) {
+      throw new TypeError('this handle call did not return a stream; await it instead of iterating it')
+    }
+    yield* value as AsyncIterable<StreamItem<R>>
+  }
+
   /** Give up: a call still queued leaves its queue; awaiting rejects with `RequestCancelledError`. */
   cancel(): void {
     this.controller.abort(new RequestCancelledError('the handle call was cancelled'))
   }
 }
+
+/** What iterating a streamed response yields. */
+export type StreamItem<R> = R extends AsyncIterable<infer T> ? T : never
 
 /** Method names a handle offers: functions, not `constructor`, not `_`-prefixed. */
 type CallableKeys<I> = {

@@ -9,13 +9,18 @@ import {
   RequestTimeoutError,
 } from '../errors.js'
 import { errorBody } from '../http/responses.js'
+import { decodeStream } from './stream-codec.js'
 
 /**
  * The result of a handle call as it crosses a boundary (Durable Object RPC,
  * HTTP). Errors travel as `{ type, message, status }` and are rebuilt into
  * the same classes on the other side, so `instanceof` keeps working.
  */
-export type Outcome = { ok: true; value: unknown } | { ok: false; error: { type: string; message: string; status: number } }
+export type Outcome =
+  | { ok: true; value: unknown }
+  /** A streamed result (an async iterable), encoded as NDJSON bytes; see stream-codec.ts. */
+  | { ok: true; stream: ReadableStream<Uint8Array> }
+  | { ok: false; error: { type: string; message: string; status: number } }
 
 export function failure(error: unknown): Outcome {
   const { status, body } = errorBody(error)
@@ -45,6 +50,6 @@ export function rebuildError(error: { type: string; message: string; status: num
 }
 
 export function unwrap(outcome: Outcome): unknown {
-  if (outcome.ok) return outcome.value
-  throw rebuildError(outcome.error)
+  if (!outcome.ok) throw rebuildError(outcome.error)
+  return 'stream' in outcome ? decodeStream(outcome.stream) : outcome.value
 }

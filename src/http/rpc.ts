@@ -1,6 +1,7 @@
 import { HTTPError } from '../errors.js'
 import type { Invoke } from '../deployment/handle.js'
 import { readJson } from './body.js'
+import { encodeStream, isAsyncIterable } from '../deployment/stream-codec.js'
 import { errorResponse } from './responses.js'
 
 /** Where remote handles call: POST /-/rpc/<app>/<deployment>/<method> with `{ "args": [...] }`. */
@@ -37,6 +38,12 @@ export async function handleRpc(request: Request, token: string, lookup: Invoker
         status: outcome.error.status,
         headers: { 'content-type': 'application/json; charset=utf-8' },
       })
+    }
+    if ('stream' in outcome) {
+      return new Response(outcome.stream, { headers: { 'content-type': 'application/x-ndjson; charset=utf-8' } })
+    }
+    if (isAsyncIterable(outcome.value)) {
+      return new Response(encodeStream(outcome.value), { headers: { 'content-type': 'application/x-ndjson; charset=utf-8' } })
     }
     return Response.json({ value: outcome.value ?? null })
   } catch (error) {

@@ -3,4 +3,7 @@ import { platform } from '../../wasm/browser.js'
 import { onnxApi } from './entry.js'
 
 export * from './entry.js'
-export const { loadModel, Tensor, stack, stackInt64, pad, split } = onnxApi(platform)
+export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
+/** onnxruntime-web's Tensor class (and type) for this runtime. */
+export const Tensor = platform.Tensor
+export type Tensor = InstanceType<typeof platform.Tensor>

@@ -1,7 +1,7 @@
 import { loadModelOn, type LoadModelOptions, type Model, type ModelSource, type OrtPlatform } from './model.js'
 import { pad, split, stack, stackInt64 } from './tensors.js'
 
-export type { LoadModelOptions, Model, ModelSource, Provider, Tensor, TensorInfo } from './model.js'
+export type { LoadModelOptions, Model, ModelSource, Provider, TensorInfo } from './model.js'
 export type { Padded } from './tensors.js'
 
 /** The `edgeserve/onnx` API bound to one runtime's onnxruntime-web. */

@@ -6,6 +6,7 @@ import { Hono } from 'hono'
 import { batch, deployment, getHandle, ingress, replicaContext } from 'edgeserve'
 import { durableObject, serveWorker } from 'edgeserve/workers'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
+import { textGenerator } from '../../examples/text-generator/generator.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -68,6 +69,19 @@ const app = new Hono<{ Bindings: Env }>()
       return c.json({ error: (error as Error).message, status: (error as { status?: number }).status }, 200)
     }
   })
+  .get('/generate', ingress(textGenerator))
+  .get('/generate/stream', ingress(textGenerator))
+  // A stream through a handle: NDJSON over Durable Object RPC, read here,
+  // stopping after `take` tokens when asked (which must free the slot).
+  .get('/generate/handle', async (c) => {
+    const take = Number(c.req.query('take') ?? Infinity)
+    const tokens: string[] = []
+    for await (const token of getHandle(textGenerator, c.env).stream.remote(c.req.query('text') ?? '', Number(c.req.query('maxTokens')))) {
+      tokens.push(token)
+      if (tokens.length >= take) break
+    }
+    return c.json(tokens)
+  })
   .get('/slow/reset', async (c) => {
     const namespace = c.env.Slow as { idFromName(n: string): unknown; get(id: unknown): { resetForTest(r: string): Promise<void> } }
     await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)
@@ -78,3 +92,4 @@ export default serveWorker(app)
 export const SeedAdder = durableObject(adder)
 export const Recorder = durableObject(recorder)
 export const Slow = durableObject(slow)
+export const BatchTextGenerator = durableObject(textGenerator)

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers'
 import type { Deployment } from '../../deployment/deployment.js'
 import type { Outcome } from '../../deployment/outcome.js'
+import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
 import { Replica, type ReplicaDescription, type ReplicaHealth } from '../../deployment/replica.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 
@@ -35,7 +36,10 @@ export function durableObject<D extends Deployment>(deployment: D) {
 
     /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline does. */
     async invoke(method: string, args: unknown[], meta?: { deadline?: number }): Promise<Outcome> {
-      return this.host().call(method, args, { deadline: meta?.deadline })
+      const outcome = await this.host().call(method, args, { deadline: meta?.deadline })
+      // An iterator cannot cross RPC; a byte stream can.
+      if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) return { ok: true, stream: encodeStream(outcome.value) }
+      return outcome
     }
 
     async metrics(): Promise<MetricsSnapshot> {
