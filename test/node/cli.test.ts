@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { ROOT, spawnServer } from '../helpers/spawn-server.js'
+import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
 
 const run = promisify(execFile)
 
@@ -22,6 +23,29 @@ describe('edgeserve run', () => {
     const server = await spawnServer(['run', 'examples/adder/batch-adder.ts:adder', '--port', '0'])
     try {
       expect(await (await fetch(`${server.url}/anything?number=1`)).text()).toBe('2')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('runs seed 003 as documented: the text generator under --name Text-Completion-App', async () => {
+    const server = await spawnServer(
+      ['run', 'examples/text-generator/app.ts', '--port', '0', '--name', 'Text-Completion-App', '--rpc-token', 'seed-003'],
+    )
+    try {
+      const text = await (await fetch(`${server.url}/?text=Once+upon+a+time`)).text()
+      expect(text.length).toBeGreaterThan(10)
+      const { connect } = await import('../../src/client/index.js')
+      const handle = connect(server.url, { token: 'seed-003' }).getDeploymentHandle<BatchTextGenerator>('BatchTextGenerator', {
+        app: 'Text-Completion-App',
+      })
+      const inputs = ['Once upon a time', 'Hi my name is Lewis and I like to', 'In a galaxy far far away']
+      const results = await Promise.all(inputs.map((input) => handle.handleBatch.remote(input)))
+      expect(results[0]).toBe(text) // greedy: the same prompt gives the same continuation
+      expect(results.every((r) => typeof r === 'string' && r.length > 0)).toBe(true)
+      const streamed: string[] = []
+      for await (const token of handle.stream.remote('Once upon a time', 5)) streamed.push(token)
+      expect(streamed.join('')).toBe(text.slice(0, 5))
     } finally {
       await server.stop()
     }

@@ -4,6 +4,7 @@ import { deployment, getHandle, ingress } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app as demo } from '../../examples/demo/app.js'
 import type { OriginAwareAdder } from '../../examples/adder-origin/origin-adder.js'
+import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
 import { vi } from 'vitest'
 
 /** Seed 002's shape: `batching` batches whole fetch() calls; fetch gets Request[]. */
@@ -42,6 +43,22 @@ describe('deployment-level batching (seed 002 batching_config)', () => {
     const sizes = await getDeploymentHandle<EchoBatch>('EchoBatch', { app: 'echo-app' }).seen.remote()
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(10)
     expect(Math.max(...sizes)).toBe(4)
+  })
+})
+
+describe('seed 003 in-process: getDeploymentHandle by deployment and app name', () => {
+  it("finds BatchTextGenerator in app 'Text-Completion-App'", async () => {
+    const { app: textApp } = await import('../../examples/text-generator/app.js')
+    const text = await serve(textApp, { port: 0, name: 'Text-Completion-App', handleSignals: false })
+    try {
+      const handle = getDeploymentHandle<BatchTextGenerator>('BatchTextGenerator', { app: 'Text-Completion-App' })
+      const responses = ['Once upon a time,', 'Hi my name is Lewis and I like to'].map((t) => handle.handleBatch.remote(t, 10))
+      const results = await Promise.all(responses.map((r) => r.result({ timeoutS: 10 })))
+      expect(results.map((r) => r.length)).toEqual([10, 10])
+      expect(await (await fetch(`${text.url}/?text=${encodeURIComponent('Once upon a time,')}&maxTokens=10`)).text()).toBe(results[0])
+    } finally {
+      await text.close()
+    }
   })
 })
 
