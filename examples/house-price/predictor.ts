@@ -1,5 +1,6 @@
 import { HTTPError, deployment, readJson } from 'edgeserve'
-import { loadModel, stack, type Model } from 'edgeserve/onnx'
+import { stack } from 'edgeserve/onnx'
+import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/house-price'
 import { FeatureError, INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from './features.js'
 
@@ -13,15 +14,11 @@ const BODY_LIMIT = 16 * 1024
  * predicts every valid request of the batch.
  */
 export class HousePricePredictor {
-  private model: Promise<Model> | undefined
-
   /** Loaded on first use (Workers cap start-up at one second). */
-  getModel(): Promise<Model> {
-    return (this.model ??= modelBytes().then((bytes) => loadModel(bytes)))
-  }
+  readonly #model = lazyModel(modelBytes)
 
   async checkHealth(): Promise<boolean> {
-    await this.getModel()
+    await this.#model()
     return true
   }
 
@@ -36,7 +33,7 @@ export class HousePricePredictor {
 
   /** Predict prices for many feature rows with one session.run. */
   async predict(rows: number[][]): Promise<number[]> {
-    const model = await this.getModel()
+    const model = await this.#model()
     const outputs = await model.run({ [INPUT_NAME]: stack(rows, [NUM_FEATURES]) })
     return Array.from(outputs[OUTPUT_NAME]!.data as Float32Array)
   }

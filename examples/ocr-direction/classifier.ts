@@ -1,5 +1,6 @@
 import { HTTPError, batch, deployment, readBody } from 'edgeserve'
-import { loadModel, stack, type Model } from 'edgeserve/onnx'
+import { stack } from 'edgeserve/onnx'
+import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/ocr-direction'
 import { ImageDecodeError, decodeImage } from './image.js'
 import { clsPostprocessBatch, type ClsResult } from './postprocess.js'
@@ -17,21 +18,18 @@ const IMAGE_TYPES = /^(image\/(png|jpeg|jpg)|application\/octet-stream)\s*(;|$)/
  * fails alone, before it can join a batch); the batch runs the model once.
  */
 export class TextDirectionClassifier {
-  private model: Promise<Model> | undefined
-
-  getModel(): Promise<Model> {
-    return (this.model ??= modelBytes().then((bytes) => loadModel(bytes)))
-  }
+  /** Loaded on first use (Workers cap start-up at one second). */
+  readonly #model = lazyModel(modelBytes)
 
   async checkHealth(): Promise<boolean> {
-    await this.getModel()
+    await this.#model()
     return true
   }
 
   /** One preprocessed [3, 48, 192] image in, its direction out. */
   classify = batch(
     async (images: Float32Array[]): Promise<ClsResult[]> => {
-      const model = await this.getModel()
+      const model = await this.#model()
       const outputs = await model.run({ [model.inputNames[0]!]: stack(images, [CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH]) })
       return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, images.length)
     },

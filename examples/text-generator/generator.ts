@@ -1,5 +1,6 @@
 import { batch, deployment, endOfStream } from 'edgeserve'
-import { Tensor, loadModel, type Model } from 'edgeserve/onnx'
+import { Tensor } from 'edgeserve/onnx'
+import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/text-generator'
 import { CONTEXT_LENGTH, INPUT_NAME, OUTPUT_NAME, contextWindow } from './context.js'
 import { argmax } from './greedy.js'
@@ -19,7 +20,8 @@ import { eventStream } from './sse.js'
  * continuation is the same whatever shares its batch.
  */
 export class BatchTextGenerator {
-  private model: Promise<Model> | undefined
+  /** Loaded on first use (Workers cap start-up at one second). */
+  readonly #model = lazyModel(modelBytes)
 
   /** Ray's `.bind("text-generation", "gpt2")`: the task and model names. */
   constructor(
@@ -27,12 +29,8 @@ export class BatchTextGenerator {
     readonly modelName = 'char-lm',
   ) {}
 
-  getModel(): Promise<Model> {
-    return (this.model ??= modelBytes().then((bytes) => loadModel(bytes)))
-  }
-
   async checkHealth(): Promise<boolean> {
-    await this.getModel()
+    await this.#model()
     return true
   }
 
@@ -42,7 +40,7 @@ export class BatchTextGenerator {
       const active = sequences.filter((s) => s.remaining > 0)
       const tokens = new Map<Sequence, string>()
       if (active.length > 0) {
-        const model = await this.getModel()
+        const model = await this.#model()
         const context = new BigInt64Array(active.length * CONTEXT_LENGTH)
         active.forEach((s, i) => contextWindow(s.ids, context, i * CONTEXT_LENGTH))
         const outputs = await model.run({ [INPUT_NAME]: new Tensor('int64', context, [active.length, CONTEXT_LENGTH]) })

@@ -1,7 +1,7 @@
 import { BatchHandlerError } from '../errors.js'
 import type { BatchInfo, Entry, RunningBatch } from './queue.js'
 import { yieldToEventLoop } from './yield.js'
-import { endOfStream, type EndOfStream, type StreamChannel, type StreamStep } from './stream.js'
+import { deliverStep, failOpen, type StreamChannel, type StreamStep } from './stream.js'
 
 /**
  * One step of continuous batching: advance every active item by one step and
@@ -40,12 +40,12 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
           viewOf(batch, active),
         )
       } catch (error) {
-        failEach(active, error)
+        failOpen(active, error)
         continue
       }
       if (!Array.isArray(outputs) || outputs.length !== active.length) {
         const got = Array.isArray(outputs) ? `${outputs.length} outputs` : typeof outputs
-        failEach(
+        failOpen(
           active,
           new BatchHandlerError(
             `the continuous step returned ${got} for ${active.length} active items; ` +
@@ -54,18 +54,7 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
         )
         continue
       }
-      for (let i = 0; i < active.length; i++) {
-        const entry = active[i]!
-        if (entry.settled) continue
-        const output = outputs[i] as R | Error | EndOfStream
-        if (output === endOfStream) {
-          entry.queue.settle(entry)
-          entry.settler.end()
-        } else if (output instanceof Error) {
-          entry.queue.settle(entry)
-          entry.settler.reject(output)
-        } else entry.settler.push(output)
-      }
+      deliverStep(active, outputs)
     }
   }
 }
@@ -77,14 +66,6 @@ function viewOf<T, R>(batch: RunningBatch<T, StreamChannel<R>>, active: Entry<T,
       return batch.signal
     },
     isActive: (index) => active[index]?.settled === false,
-  }
-}
-
-function failEach<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
-  for (const entry of entries) {
-    if (entry.settled) continue
-    entry.queue.settle(entry)
-    entry.settler.reject(error)
   }
 }
 

@@ -102,18 +102,7 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
           )
           return
         }
-        for (let i = 0; i < entries.length; i++) {
-          const entry = entries[i]!
-          if (entry.settled) continue
-          const partial = step[i] as R | Error | EndOfStream
-          if (partial === endOfStream) {
-            entry.queue.settle(entry)
-            entry.settler.end()
-          } else if (partial instanceof Error) {
-            entry.queue.settle(entry)
-            entry.settler.reject(partial)
-          } else entry.settler.push(partial)
-        }
+        deliverStep(entries, step)
         if (batch.live === 0) return // leaving the loop closes the generator
       }
       for (const entry of entries) {
@@ -127,7 +116,24 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
   }
 }
 
-function failOpen<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
+/** Hand caller i its output i of one step: a partial, an Error, or the end of its stream. */
+export function deliverStep<T, R>(entries: Entry<T, StreamChannel<R>>[], step: StreamStep<R>): void {
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.settled) continue
+    const output = step[i] as R | Error | EndOfStream
+    if (output === endOfStream) {
+      entry.queue.settle(entry)
+      entry.settler.end()
+    } else if (output instanceof Error) {
+      entry.queue.settle(entry)
+      entry.settler.reject(output)
+    } else entry.settler.push(output)
+  }
+}
+
+/** Fail every caller whose stream is still open. */
+export function failOpen<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
   for (const entry of entries) {
     if (entry.settled) continue
     entry.queue.settle(entry)

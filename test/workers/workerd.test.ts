@@ -3,20 +3,14 @@
  * Worker isolate -> router -> Durable Object -> batch queue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { unstable_startWorker } from 'wrangler'
-import { fileURLToPath } from 'node:url'
+import { startWorker, type TestWorker } from '../helpers/workerd.js'
 
-type Worker = Awaited<ReturnType<typeof unstable_startWorker>>
-let worker: Worker
+let worker: TestWorker | undefined
 let base: string
 
 beforeAll(async () => {
-  worker = await unstable_startWorker({
-    config: fileURLToPath(new URL('./wrangler.toml', import.meta.url)),
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, watch: false, logLevel: 'none' },
-  })
-  await worker.ready
-  base = (await worker.url).href.replace(/\/$/, '')
+  worker = await startWorker(new URL('./wrangler.toml', import.meta.url))
+  base = worker.url
 })
 
 afterAll(async () => {

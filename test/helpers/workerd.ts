@@ -1,0 +1,20 @@
+import { unstable_startWorker } from 'wrangler'
+
+export interface TestWorker {
+  /** The Worker's origin, without a trailing slash. */
+  url: string
+  dispose(): Promise<void>
+}
+
+/**
+ * Run a wrangler config in real workerd on an ephemeral loopback port, the
+ * way `wrangler dev` does, without a child process to clean up.
+ */
+export async function startWorker(config: URL): Promise<TestWorker> {
+  const worker = await unstable_startWorker({
+    config: config.pathname,
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, watch: false, logLevel: 'none' },
+  })
+  await worker.ready
+  return { url: (await worker.url).href.replace(/\/$/, ''), dispose: () => worker.dispose() }
+}
