@@ -452,9 +452,6 @@ export class BatchQueue<T, S extends Settler> {
   }
 
   private finish(batch: RunningBatch<T, S>, error?: unknown): void {
-    if (this.observer && batch.startedAt > 0) {
-      this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
-    }
     // A runner must settle every entry; if it failed to, fail them here so
     // that every accepted call still settles exactly once (rule 9).
     for (const entry of batch.entries) {
@@ -468,6 +465,10 @@ export class BatchQueue<T, S extends Settler> {
   private release(batch: RunningBatch<T, S>): void {
     if (batch.released) return
     batch.released = true
+    // A batch is done for its callers once the last of them has its answer.
+    if (this.observer && batch.startedAt > 0) {
+      this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
+    }
     this.inFlight--
     if (this.queued > 0) this.schedule()
   }

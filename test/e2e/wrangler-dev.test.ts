@@ -33,5 +33,10 @@ describe('the demo app under wrangler dev', () => {
     expect(health.status).toBe(200)
     const metrics = await (await fetch(`${dev.url}/-/metrics`)).text()
     expect(metrics).toContain('edgeserve_batch_size_bucket{deployment="BatchAdder"')
+    const routes = (await (await fetch(`${dev.url}/-/routes`)).json()) as { routes: { path: string; deployment: string }[] }
+    expect(routes.routes).toContainEqual({ method: 'GET', path: '/adder', deployment: 'BatchAdder' })
+    const dashboard = await fetch(`${dev.url}/-/dashboard`)
+    expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(await dashboard.text()).toContain('edgeserve')
   })
 })

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { batch } from '../../../src/index.js'
+import { mergeSnapshots, renderPrometheus } from '../../../src/metrics/prometheus.js'
+import { MetricsRegistry } from '../../../src/metrics/registry.js'
+import { ReplicaMetrics } from '../../../src/metrics/replica-metrics.js'
+
+describe('metrics registry and Prometheus text', () => {
+  it('renders counters and cumulative histogram buckets with escaped labels', () => {
+    const registry = new MetricsRegistry()
+    const counter = registry.counter('x_total', 'Things.')
+    counter.inc({ route: 'a"b\\c\nd' }, 2)
+    counter.inc({ route: 'a"b\\c\nd' })
+    const histogram = registry.histogram('x_seconds', 'Time.', [0.1, 1])
+    for (const v of [0.05, 0.5, 0.5, 3]) histogram.observe({ m: 'f' }, v)
+    registry.gauge({ name: 'x_queue', help: 'Waiting.', read: () => [{ labels: { m: 'f' }, value: 7 }] })
+    const text = renderPrometheus(registry.snapshot())
+    expect(text).toContain('# TYPE x_total counter\nx_total{route="a\\"b\\\\c\\nd"} 3')
+    expect(text).toContain('x_seconds_bucket{m="f",le="0.1"} 1\nx_seconds_bucket{m="f",le="1"} 3\nx_seconds_bucket{m="f",le="+Inf"} 4')
+    expect(text).toContain('x_seconds_sum{m="f"} 4.05\nx_seconds_count{m="f"} 4')
+    expect(text).toContain('# TYPE x_queue gauge\nx_queue{m="f"} 7')
+  })
+
+  it('merges snapshots from several replicas into one family each', () => {
+    const a = new MetricsRegistry()
+    a.counter('y_total', 'Y.').inc({ replica: '0' })
+    const b = new MetricsRegistry()
+    b.counter('y_total', 'Y.').inc({ replica: '1' }, 5)
+    const text = renderPrometheus(mergeSnapshots([a.snapshot(), b.snapshot()]))
+    expect(text.match(/# TYPE y_total/g)).toHaveLength(1)
+    expect(text).toContain('y_total{replica="0"} 1\ny_total{replica="1"} 5')
+  })
+})
+
+describe('replica metrics', () => {
+  it('observes batch sizes, waits, executions, queue lengths and requests of an instance', async () => {
+    class Model {
+      predict = batch(
+        async (xs: number[]) => {
+          await new Promise((resolve) => setTimeout(resolve, 5))
+          return xs
+        },
+        { maxBatchSize: 4 },
+      )
+    }
+    const instance = new Model()
+    const metrics = new ReplicaMetrics('Model', 0)
+    metrics.attach(instance)
+    await Promise.all([1, 2, 3, 4, 5].map((x) => instance.predict(x)))
+    metrics.request('http', 200, 0.01)
+    const families = Object.fromEntries(metrics.snapshot().map((f) => [f.name, f]))
+    const sizes = families.edgeserve_batch_size!
+    expect(sizes.type).toBe('histogram')
+    const sample = sizes.samples[0] as { labels: Record<string, string>; count: number; sum: number }
+    expect(sample.labels).toEqual({ deployment: 'Model', replica: '0', method: 'predict' })
+    expect(sample.sum).toBe(5)
+    expect(sample.count).toBe(instance.predict.stats().batchesRun)
+    const batches = families.edgeserve_batches_total!.samples[0] as { value: number }
+    expect(batches.value).toBe(sample.count)
+    const queue = families.edgeserve_request_queue_seconds!.samples[0] as { count: number }
+    expect(queue.count).toBe(5)
+    expect((families.edgeserve_queue_length!.samples[0] as { value: number }).value).toBe(0)
+    expect(families.edgeserve_requests_total!.samples[0]).toEqual({
+      labels: { deployment: 'Model', replica: '0', origin: 'http', status: '200' },
+      value: 1,
+    })
+  })
+})
