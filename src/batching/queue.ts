@@ -6,6 +6,7 @@ import {
 } from '../errors.js'
 import { currentContext } from './context.js'
 import { LinkedQueue, type Linked } from './list.js'
+import { macrotask } from './macrotask.js'
 import {
   describe,
   getValidPositiveInteger,
@@ -161,8 +162,9 @@ export type BatchRunner<T, S extends Settler> = (batch: RunningBatch<T, S>) => P
  * batches, following the batching rules of docs/architecture.md.
  *
  * Scheduling is one `pump()` that asks "may a batch start now?" and is
- * triggered by arrivals (one microtask per burst, so calls made in the same
- * tick share a batch), by finished batches, and by the single wait timer, or,
+ * triggered by arrivals (one macrotask per burst, so calls that arrive in
+ * the same round of I/O share a batch), by finished batches, and by the
+ * single wait timer, or,
  * with `strideS`, only by the stride ticker. No timer exists per item: the
  * deadline sweeper arms one timer for the earliest deadline.
  */
@@ -333,7 +335,8 @@ export class BatchQueue<T, S extends Settler> {
     }
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    queueMicrotask(this.pumpTask)
+    // After this round of I/O, not on a microtask: see macrotask.ts.
+    macrotask(this.pumpTask)
   }
 
   private pump(): void {

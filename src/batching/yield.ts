@@ -1,16 +1,12 @@
+import { macrotask } from './macrotask.js'
+
 /**
  * Let the event loop run: timers, I/O, new requests.
  *
  * A loop whose every await resolves as a microtask (a model run in WASM
  * resolves that way) never lets I/O in. Continuous batching depends on new
- * requests arriving between steps, so it yields a macrotask per step:
- * setImmediate where the runtime has it (Node), else a zero timeout.
+ * requests arriving between steps, so it yields a macrotask per step.
  */
-const immediate = (globalThis as { setImmediate?: (callback: () => void) => unknown }).setImmediate
-
 export function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => {
-    if (immediate) immediate(resolve)
-    else setTimeout(resolve, 0)
-  })
+  return new Promise((resolve) => macrotask(resolve))
 }

@@ -19,3 +19,21 @@ export function deferred<T = void>(): Deferred<T> {
 export async function flushMicrotasks(rounds = 10): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve()
 }
+
+/**
+ * Let the queue's scheduled pump run (it waits for the current round of I/O,
+ * a macrotask), then the promise jobs it starts. See useFakeTime().
+ */
+export async function flushQueue(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve))
+  await flushMicrotasks()
+}
+
+/**
+ * Fake clocks and timers, but not setImmediate: the queue's pump runs on a
+ * macrotask, which these tests let happen, while time moves only when told.
+ */
+export async function useFakeTime(): Promise<void> {
+  const { vi } = await import('vitest')
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+}

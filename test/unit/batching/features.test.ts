@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider } from '../../../src/index.js'
-import { deferred, flushMicrotasks } from '../../helpers/deferred.js'
+import { deferred, flushQueue, useFakeTime } from '../../helpers/deferred.js'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -23,7 +23,7 @@ describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
       { maxBatchSize: 2 },
     )
     const running = [f(0), f(1)]
-    await flushMicrotasks()
+    await flushQueue()
     f.setMaxBatchSize(5)
     const next = [2, 3, 4, 5, 6].map((x) => f(x))
     gate.resolve()
@@ -32,7 +32,7 @@ describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
   })
 
   it('a new wait timeout is used for the next batch', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const batches: number[][] = []
     const f = batch(
       async (xs: number[]) => {
@@ -64,7 +64,7 @@ describe('stats()', () => {
     )
     expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 0, itemsRun: 0, meanBatchSize: 0, batchesInFlight: 0 })
     const ps = [1, 2, 3, 4].map((x) => f(x))
-    await flushMicrotasks()
+    await flushQueue()
     expect(f.stats()).toEqual({ queueLength: 1, batchesRun: 1, itemsRun: 3, meanBatchSize: 3, batchesInFlight: 1 })
     gate.resolve()
     await Promise.all(ps)
@@ -86,7 +86,7 @@ describe('maxConcurrentBatches', () => {
       { maxBatchSize: 2, maxConcurrentBatches: 3 },
     )
     const first = f(0) // takes a slot at once
-    await flushMicrotasks()
+    await flushQueue()
     await Promise.all([first, ...Array.from({ length: 11 }, (_, i) => f(i + 1))])
     expect(peak).toBe(3)
   })
@@ -159,7 +159,7 @@ describe('batchSizeFn', () => {
 
 describe('strideS', () => {
   it('forms batches on a fixed stride instead of on each arrival', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const batches: number[][] = []
     const f = batch(
       async (xs: number[]) => {
@@ -185,7 +185,7 @@ describe('strideS', () => {
 
 describe('allowSmallBatch: false', () => {
   it('dispatches full batches only', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const batches: number[][] = []
     const f = batch(
       async (xs: number[]) => {
@@ -204,7 +204,7 @@ describe('allowSmallBatch: false', () => {
   })
 
   it("callers' deadlines still bound the wait", async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const f = batch(async (xs: number[]) => xs, { maxBatchSize: 3, allowSmallBatch: false })
     const p = f(1, { deadline: Date.now() + 250 })
     const outcome = p.catch((e: unknown) => e)
@@ -227,7 +227,7 @@ describe('ambient request context', () => {
         return xs
       })
       const running = f(1, { signal: new AbortController().signal }) // explicit options win
-      await flushMicrotasks()
+      await flushQueue()
       const queued = f(2)
       controller.abort()
       await expect(queued).rejects.toThrow(/cancelled/)

@@ -6,7 +6,7 @@ import {
   RequestTimeoutError,
   batch,
 } from '../../../src/index.js'
-import { deferred, flushMicrotasks } from '../../helpers/deferred.js'
+import { deferred, flushQueue, useFakeTime } from '../../helpers/deferred.js'
 
 /** A handler that records each batch it sees and can be held open. */
 function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
@@ -77,11 +77,11 @@ describe('rule 1: one queue per (instance, method)', () => {
 
 describe('rule 2: opportunistic by default', () => {
   it('runs the first item of an idle queue without any timer', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 8 })
     const p = f(1)
-    await flushMicrotasks()
+    await flushQueue()
     expect(rec.batches).toEqual([[1]]) // no timer advanced
     await expect(p).resolves.toBe(1)
   })
@@ -91,13 +91,32 @@ describe('rule 2: opportunistic by default', () => {
     const f = batch(rec.handler, { maxBatchSize: 8 })
     const release = rec.hold()
     const first = f(0)
-    await flushMicrotasks()
+    await flushQueue()
     const rest = [1, 2, 3].map((x) => f(x))
-    await flushMicrotasks()
+    await flushQueue()
     expect(rec.batches).toEqual([[0]])
     release()
     await Promise.all([first, ...rest])
     expect(rec.batches).toEqual([[0], [1, 2, 3]])
+  })
+
+  it('calls that arrive in one round of I/O while a CPU-bound batch blocked the thread share the next batch', async () => {
+    const batches: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        batches.push(xs)
+        const until = Date.now() + 30
+        while (Date.now() < until); // a model run in WASM holds the thread like this
+        return xs
+      },
+      { maxBatchSize: 8 },
+    )
+    // Four arrivals, each its own macrotask (as separate requests are), all
+    // ready while the first batch blocks the thread.
+    const later = [1, 2, 3, 4].map((x) => new Promise<number>((resolve) => setTimeout(() => resolve(f(x)), 0)))
+    const first = f(0)
+    await Promise.all([first, ...later])
+    expect(batches).toEqual([[0], [1, 2, 3, 4]])
   })
 
   it('calls made in the same tick share a batch', async () => {
@@ -110,7 +129,7 @@ describe('rule 2: opportunistic by default', () => {
 
 describe('rule 3: the wait timer starts when the first item of the next batch is taken', () => {
   it('waits batchWaitTimeoutS after the first item, then runs a partial batch', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 4, batchWaitTimeoutS: 0.1 })
     const p1 = f(1)
@@ -124,12 +143,12 @@ describe('rule 3: the wait timer starts when the first item of the next batch is
   })
 
   it('starts the timer when a slot frees, not when the item arrived', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 4, batchWaitTimeoutS: 0.1 })
     const release = rec.hold()
     const p0 = [f(0), f(1), f(2), f(3)] // full: runs at once and holds the slot
-    await flushMicrotasks()
+    await flushQueue()
     expect(rec.batches).toEqual([[0, 1, 2, 3]])
     const p1 = f(10) // arrives while the slot is busy
     await vi.advanceTimersByTimeAsync(500)
@@ -146,14 +165,14 @@ describe('rule 3: the wait timer starts when the first item of the next batch is
 
 describe('rule 4: a full batch is dispatched without waiting out the timer', () => {
   it('runs as soon as maxBatchSize items are queued', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 3, batchWaitTimeoutS: 10 })
     const ps = [f(1), f(2)]
     await vi.advanceTimersByTimeAsync(5)
     expect(rec.batches).toEqual([])
     ps.push(f(3))
-    await flushMicrotasks()
+    await flushQueue()
     expect(rec.batches).toEqual([[1, 2, 3]])
     await expect(Promise.all(ps)).resolves.toEqual([1, 2, 3])
   })
@@ -205,7 +224,7 @@ describe('rule 6: a caller that gives up while queued leaves at once', () => {
     const f = batch(rec.handler, { maxBatchSize: 2, maxQueuedRequests: 1 })
     const release = rec.hold()
     const running = f(0)
-    await flushMicrotasks()
+    await flushQueue()
     const controller = new AbortController()
     const queued = f(1, { signal: controller.signal })
     expect(f.stats().queueLength).toBe(1)
@@ -226,12 +245,12 @@ describe('rule 6: a caller that gives up while queued leaves at once', () => {
   })
 
   it('a passed deadline removes the item at that moment', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 4 })
     const release = rec.hold()
     const running = f(0)
-    await flushMicrotasks()
+    await flushQueue()
     const late = f(1, { deadline: Date.now() + 50 })
     const patient = f(2, { deadline: Date.now() + 5000 })
     const outcome = late.catch((e: unknown) => e)
@@ -251,7 +270,7 @@ describe('rule 6: a caller that gives up while queued leaves at once', () => {
   })
 
   it('when every caller of a running batch has gone, the slot is freed and the handler is told', async () => {
-    vi.useFakeTimers()
+    await useFakeTime()
     let seenSignal: AbortSignal | undefined
     const hung = deferred<number[]>()
     let calls = 0
@@ -270,7 +289,7 @@ describe('rule 6: a caller that gives up while queued leaves at once', () => {
     expect(f.stats().batchesInFlight).toBe(0)
     await expect(f(2)).resolves.toBe(2) // the queue serves again
     hung.resolve([1]) // a late result goes nowhere
-    await flushMicrotasks()
+    await flushQueue()
   })
 })
 
@@ -280,7 +299,7 @@ describe('rule 7: a full queue rejects at once', () => {
     const f = batch(rec.handler, { maxBatchSize: 1, maxQueuedRequests: 2 })
     const release = rec.hold()
     const running = f(0)
-    await flushMicrotasks()
+    await flushQueue()
     const waiting = [f(1), f(2)]
     const refused = f(3)
     await expect(refused).rejects.toBeInstanceOf(BackPressureError)

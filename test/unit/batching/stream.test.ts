@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { BatchHandlerError, batch, endOfStream, type StreamStep } from '../../../src/index.js'
-import { flushMicrotasks } from '../../helpers/deferred.js'
+import { flushQueue } from '../../helpers/deferred.js'
 
 async function collect<R>(iterable: AsyncIterable<R>): Promise<R[]> {
   const out: R[] = []
@@ -106,7 +106,7 @@ describe('batch.stream', () => {
     )
     const running = f(1)
     const first = running.next()
-    await flushMicrotasks()
+    await flushQueue()
     const queued = f(2)
     expect(f.stats().queueLength).toBe(1)
     await queued.return!()
