@@ -1,7 +1,8 @@
 /**
  * The live dashboard in a real browser: the demo app on a real port, real
  * load over loopback, Chromium reading the page, and the numbers it shows
- * checked against /-/metrics.json. Leaves a screenshot in docs/images.
+ * checked against /-/metrics.json. Leaves a screenshot in test-results/
+ * (in docs/images, for the README, when UPDATE_SCREENSHOTS=1).
  */
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -15,7 +16,9 @@ import type { HistogramSample, MetricFamily } from '../../src/metrics/registry.j
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
 
 const CHROMIUM = '/usr/bin/chromium'
-const SCREENSHOT = fileURLToPath(new URL('../../docs/images/dashboard.png', import.meta.url))
+const SCREENSHOT = fileURLToPath(
+  new URL(process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images/dashboard.png' : '../../test-results/dashboard.png', import.meta.url),
+)
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`test/browser/dashboard.test.ts: skipped, ${CHROMIUM} is missing (no browser to drive)`)
 

@@ -12,8 +12,9 @@ import { parseArgs } from 'node:util'
 import { isDeployment } from '../../deployment/deployment.js'
 import { ingress } from '../../http/ingress.js'
 import { serve, type ServableApp } from './serve.js'
+import type { LogLevel } from '../../metrics/log.js'
 
-const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token TOKEN]
+const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token TOKEN] [--log-level LEVEL]
 
   <file>[:export]  a module whose export is a Hono app or a deployment
                    (default export, else the export named "app")
@@ -21,7 +22,9 @@ const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.
   --host           address to listen on (default 127.0.0.1)
   --name           app name for getDeploymentHandle(name, { app }) (default "default")
   --rpc-token      enable remote handles (edgeserve/client) with this token
-                   (default: $EDGESERVE_RPC_TOKEN, else off)`
+                   (default: $EDGESERVE_RPC_TOKEN, else off)
+  --log-level      debug | info | warn | error | silent; debug logs one JSON
+                   line per batch (default: $EDGESERVE_LOG_LEVEL, else info)`
 
 function fail(message: string): never {
   console.error(`edgeserve: ${message}\n\n${USAGE}`)
@@ -60,6 +63,7 @@ async function main(argv: string[]): Promise<void> {
       host: { type: 'string' },
       name: { type: 'string' },
       'rpc-token': { type: 'string' },
+      'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -74,12 +78,18 @@ async function main(argv: string[]): Promise<void> {
   const port = Number(portText)
   if (!/^\d+$/.test(portText) || port > 65535) fail(`--port must be a number from 0 to 65535, received ${JSON.stringify(portText)}`)
 
+  const logLevel = values['log-level']
+  if (logLevel !== undefined && !['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) {
+    fail(`--log-level must be debug, info, warn, error or silent, received ${JSON.stringify(logLevel)}`)
+  }
+
   const app = await loadApp(target)
   const server = await serve(app, {
     port,
     hostname: values.host ?? '127.0.0.1',
     name: values.name,
     rpcToken: values['rpc-token'],
+    logLevel: logLevel as LogLevel | undefined,
   })
   const names = [...server.app.deployments.keys()].join(', ') || 'none'
   console.log(`edgeserve: app ${JSON.stringify(server.app.name)} (deployments: ${names}) listening on ${server.url}`)

@@ -5,8 +5,11 @@ import type { Deployment } from '../../deployment/deployment.js'
 import { invokerOf, type Invoke } from '../../deployment/handle.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
-import { ADMIN_PREFIX, handleAdmin, routesOf, type AdminSource } from '../../http/admin.js'
+import { ADMIN_PREFIX, handleAdmin, routesOf, type AdminReplica, type AdminSource } from '../../http/admin.js'
 import { LocalNamespace } from './local-namespace.js'
+import { setLogLevel, type LogLevel } from '../../metrics/log.js'
+import { captureServe, inReplicaThread } from './threads/hook.js'
+import { ThreadNamespace, type ThreadsOption } from './threads/namespace.js'
 import { DEFAULT_APP, hostedApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
@@ -32,6 +35,17 @@ export interface ServeOptions {
   handleSignals?: boolean
   /** Longest wait for in-flight requests when draining. Default 30. */
   shutdownTimeoutS?: number
+  /**
+   * Run each replica on its own worker thread, so `numReplicas` CPU-bound
+   * replicas use that many cores: `threads: { module: import.meta.url }`,
+   * naming the module that exports the app or calls serve() with it (the
+   * worker imports it to find the deployment class). Optionally
+   * `deployments: ['Name']` to move only some. See `ThreadsOption`.
+   * Thread replicas see the structured-cloneable part of `env` only.
+   */
+  threads?: ThreadsOption
+  /** 'debug' logs one JSON line per batch. Default: EDGESERVE_LOG_LEVEL, else 'info'. */
+  logLevel?: LogLevel
 }
 
 export interface RunningServer {
@@ -53,13 +67,23 @@ export interface RunningServer {
  * ```
  */
 export async function serve(app: ServableApp, options: ServeOptions = {}): Promise<RunningServer> {
+  // Inside a replica's thread: hand the app to the worker, do not listen.
+  if (inReplicaThread()) return captureServe(app, options)
   const hostname = options.hostname ?? '127.0.0.1'
   const port = options.port ?? 8000
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(`port must be an integer from 0 to 65535, received ${String(port)}`)
   }
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
+  if (options.logLevel !== undefined) setLogLevel(options.logLevel)
   const hosted = hostApp(app, options)
+  const threads = threadNamespaces(hosted)
+  try {
+    await Promise.all(threads.map((namespace) => namespace.start()))
+  } catch (error) {
+    await Promise.all(threads.map((namespace) => namespace.close()))
+    throw error
+  }
   registerApp(hosted)
   const admin = adminSource(app, hosted)
 
@@ -103,6 +127,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
       const finish = () => {
         server.closeAllConnections()
         unregisterApp(hosted.name)
+        for (const namespace of threads) void namespace.close()
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
       }
@@ -136,23 +161,33 @@ function hostApp(app: ServableApp, options: ServeOptions): HostedApp {
   const deployments = deploymentsOf(app)
   for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
   const env: Record<string, unknown> = { ...options.env }
+  const { threads } = options
   for (const deployment of deployments.values()) {
-    env[deployment.options.binding] = new LocalNamespace(deployment, env)
+    const onThread = threads && (!threads.deployments || threads.deployments.includes(deployment.name))
+    env[deployment.options.binding] = onThread ? new ThreadNamespace(deployment, threads, options.env) : new LocalNamespace(deployment, env)
   }
   return { name: options.name ?? DEFAULT_APP, deployments, env }
 }
 
+function threadNamespaces(hosted: HostedApp): ThreadNamespace[] {
+  return [...hosted.deployments.values()]
+    .map((deployment) => hosted.env[deployment.options.binding])
+    .filter((namespace): namespace is ThreadNamespace => namespace instanceof ThreadNamespace)
+}
+
 function adminSource(app: ServableApp, hosted: HostedApp): AdminSource {
-  const replicas = [...hosted.deployments.values()].flatMap(
-    (deployment) => (hosted.env[deployment.options.binding] as LocalNamespace).replicas,
-  )
+  const replicas = [...hosted.deployments.values()].flatMap((deployment): AdminReplica[] => {
+    const namespace = hosted.env[deployment.options.binding] as LocalNamespace | ThreadNamespace
+    // Thread replicas answer over their worker's message port.
+    if (namespace instanceof ThreadNamespace) return namespace.replicas
+    return namespace.replicas.map((replica) => ({
+      metrics: async () => replica.metrics.snapshot(),
+      health: () => replica.health(),
+      describe: async () => replica.describe(),
+    }))
+  })
   return {
-    replicas: () =>
-      replicas.map((replica) => ({
-        metrics: async () => replica.metrics.snapshot(),
-        health: () => replica.health(),
-        describe: async () => replica.describe(),
-      })),
+    replicas: () => replicas,
     routes: () => routesOf(app),
     deployments: () => [...hosted.deployments.values()],
   }

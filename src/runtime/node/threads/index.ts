@@ -1,0 +1,2 @@
+export { ThreadNamespace, ThreadReplica, type ThreadsOption } from './namespace.js'
+export { inReplicaThread } from './hook.js'

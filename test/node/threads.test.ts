@@ -1,0 +1,100 @@
+import { threadId } from 'node:worker_threads'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
+import { app } from './fixtures/thread-app.js'
+
+interface Doubled {
+  replica: number
+  threadId: number
+  value: number
+  echo: string
+}
+
+let server: RunningServer
+
+beforeAll(async () => {
+  server = await serve(app, {
+    port: 0,
+    name: 'threads-test',
+    handleSignals: false,
+    threads: { module: new URL('./fixtures/thread-app.ts', import.meta.url) },
+  })
+})
+
+afterAll(async () => {
+  await server?.close()
+})
+
+const waitFor = async (check: () => Promise<boolean>, what: string) => {
+  const until = Date.now() + 5000
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+describe('serve({ threads })', () => {
+  it('serves from two thread replicas, with correct results', async () => {
+    const xs = Array.from({ length: 24 }, (_, i) => i)
+    const answers = await Promise.all(
+      xs.map(async (x) => {
+        const response = await fetch(`${server.url}/double?x=${x}`, { method: 'POST', body: `body-${x}` })
+        expect(response.status).toBe(200)
+        return (await response.json()) as Doubled
+      }),
+    )
+    expect(answers.map((a) => a.value)).toEqual(xs.map((x) => x * 2))
+    expect(answers.map((a) => a.echo)).toEqual(xs.map((x) => `body-${x}`))
+    expect(new Set(answers.map((a) => a.replica))).toEqual(new Set([0, 1]))
+    const threads = new Set(answers.map((a) => a.threadId))
+    expect(threads.size).toBe(2)
+    expect(threads.has(threadId)).toBe(false)
+  })
+
+  it('reports thread replicas on /-/metrics.json, /-/healthz and /-/routes', async () => {
+    const health = (await (await fetch(`${server.url}/-/healthz`)).json()) as { status: string; replicas: { deployment: string }[] }
+    expect(health.status).toBe('ok')
+    expect(health.replicas.filter((r) => r.deployment === 'Doubler')).toHaveLength(2)
+
+    const metrics = (await (await fetch(`${server.url}/-/metrics.json`)).json()) as {
+      metrics: { name: string; samples: { labels: Record<string, string>; value?: number; count?: number }[] }[]
+    }
+    const requests = metrics.metrics.find((m) => m.name === 'edgeserve_requests_total')!
+    const byReplica = new Map<string, number>()
+    for (const sample of requests.samples) {
+      if (sample.labels.deployment !== 'Doubler') continue
+      byReplica.set(sample.labels.replica!, (byReplica.get(sample.labels.replica!) ?? 0) + (sample.value ?? 0))
+    }
+    expect([...byReplica.keys()].sort()).toEqual(['0', '1'])
+    expect([...byReplica.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(24)
+
+    const routes = (await (await fetch(`${server.url}/-/routes`)).json()) as {
+      deployments: { name: string; batchedMethods: Record<string, unknown> }[]
+    }
+    expect(Object.keys(routes.deployments.find((d) => d.name === 'Doubler')!.batchedMethods)).toContain('double')
+  })
+
+  it('carries a client abort into the thread: the aborted call leaves the queue unseen', async () => {
+    const gated = getDeploymentHandle<{ open(): void; queued(): number; seenItems(): number[] }>('Gated', { app: 'threads-test' })
+    // The first request starts a batch that waits for the gate.
+    const first = fetch(`${server.url}/gated?x=1`)
+    await waitFor(async () => (await gated.seenItems.remote()).length === 1, 'the first batch')
+    // The second queues behind it; the client then hangs up.
+    const controller = new AbortController()
+    const second = fetch(`${server.url}/gated?x=2`, { signal: controller.signal })
+    second.catch(() => undefined)
+    await waitFor(async () => (await gated.queued.remote()) === 1, 'the second call to queue')
+    controller.abort()
+    await expect(second).rejects.toThrow()
+    await waitFor(async () => (await gated.queued.remote()) === 0, 'the aborted call to leave the queue')
+
+    await gated.open.remote()
+    expect(await (await first).text()).toBe('10')
+    expect(await gated.seenItems.remote()).toEqual([1])
+  })
+
+  it('handle calls cross to the thread and back', async () => {
+    const doubler = getDeploymentHandle<{ double(x: number): Promise<number> }>('Doubler', { app: 'threads-test' })
+    expect(await Promise.all([1, 2, 3].map((x) => doubler.double.remote(x)))).toEqual([2, 4, 6])
+  })
+})
