@@ -1,0 +1,72 @@
+/**
+ * The bench app, served on Node (bench/server.ts) and on workerd
+ * (bench/worker.ts): the example deployments as configured, plus bench-only
+ * unbatched twins and a bare route for the HTTP ceiling.
+ *
+ * BENCH_OCR_REPLICAS sets the batched OCR deployment's numReplicas (the
+ * threads rows); the replica threads import this module and read the same
+ * environment, so they build the same deployment.
+ */
+import { Hono } from 'hono'
+import { HTTPError, deployment, ingress, readBody, readJson } from '../../src/index.js'
+import { loadModel, stack, type Model } from 'edgeserve/onnx'
+import ocrBytes from '#example-model/ocr-direction'
+import mlpBytes from '#example-model/house-price'
+import { ocrDirection, BODY_LIMIT } from '../../examples/ocr-direction/classifier.js'
+import { decodeImage } from '../../examples/ocr-direction/image.js'
+import { clsPostprocessBatch } from '../../examples/ocr-direction/postprocess.js'
+import { CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH, clsPreprocess } from '../../examples/ocr-direction/preprocess.js'
+import { housePrice } from '../../examples/house-price/predictor.js'
+import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
+
+const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
+const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
+
+/** The OCR classifier without batching: one session.run per request. */
+export class OcrUnbatched {
+  private model: Promise<Model> | undefined
+  getModel() {
+    return (this.model ??= ocrBytes().then((bytes) => loadModel(bytes)))
+  }
+  async fetch(request: Request) {
+    const pixels = clsPreprocess(decodeImage(await readBody(request, BODY_LIMIT)))
+    const model = await this.getModel()
+    const outputs = await model.run({ [model.inputNames[0]!]: stack([pixels], [CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH]) })
+    return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, 1)[0]
+  }
+}
+
+/** The house-price MLP without batching: one session.run per request. */
+export class MlpUnbatched {
+  private model: Promise<Model> | undefined
+  getModel() {
+    return (this.model ??= mlpBytes().then((bytes) => loadModel(bytes)))
+  }
+  async fetch(request: Request) {
+    const body = (await readJson(request, 16 * 1024)) as { features?: unknown }
+    if (!body || typeof body !== 'object') throw new HTTPError(400, 'expected {"features": [...]}')
+    const row = parseFeatures(body.features)
+    const model = await this.getModel()
+    const outputs = await model.run({ [INPUT_NAME]: stack([row], [NUM_FEATURES]) })
+    return { prediction: (outputs[OUTPUT_NAME]!.data as Float32Array)[0] }
+  }
+}
+
+export const ocrBatched = ocrReplicas === 1 ? ocrDirection : ocrDirection.withOptions({ numReplicas: ocrReplicas })
+export const ocrUnbatched = deployment(OcrUnbatched, { name: 'OcrUnbatched' })
+export const mlpUnbatched = deployment(MlpUnbatched, { name: 'MlpUnbatched' })
+/** Seed 002 as configured has timeoutS 0.1; this twin dispatches what is queued at once. */
+export const housePriceT0 = housePrice.withOptions({
+  name: 'HousePriceT0',
+  binding: 'HousePriceT0',
+  batching: { maxBatchSize: 32, timeoutS: 0, strideS: 0, allowSmallBatch: true },
+})
+
+export const app = new Hono()
+  .get('/hello', (c) => c.text('ok'))
+  .post('/ocr', ingress(ocrBatched))
+  .post('/ocr-unbatched', ingress(ocrUnbatched))
+  .post('/predict', ingress(housePrice))
+  .post('/predict-t0', ingress(housePriceT0))
+  .post('/predict-unbatched', ingress(mlpUnbatched))
+export default app

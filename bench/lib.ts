@@ -1,0 +1,88 @@
+/** Small helpers shared by the bench scripts. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const TSX = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url))
+
+export const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+/** Nearest-rank percentile of unsorted samples. */
+export const percentile = (xs: readonly number[], p: number): number => {
+  if (xs.length === 0) return NaN
+  const s = Float64Array.from(xs).sort()
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!
+}
+
+export const quick = process.argv.includes('--quick')
+
+export function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? process.argv[i + 1] : undefined
+}
+
+/** Run a tsx script to completion; its last stdout line is JSON. */
+export async function runJsonChild<R>(script: string, args: string[], env: Record<string, string> = {}): Promise<R> {
+  const child = spawn(process.execPath, [TSX, script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited with ${code}:\n${out}`)
+  const last = out.trim().split('\n').pop()!
+  return JSON.parse(last) as R
+}
+
+/** Start a long-running child in its own process group; resolves once `ready` matches its output. */
+export async function startChild(
+  argv: string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', ...env },
+  })
+  let output = ''
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async () => {
+    try {
+      process.kill(-child.pid!, 'SIGTERM')
+    } catch {
+      // gone
+    }
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))])
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // gone
+    }
+  }
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop()
+      reject(new Error(`${argv.join(' ')} not ready in ${timeoutMs} ms:\n${output}`))
+    }, timeoutMs)
+    const check = (chunk: Buffer) => {
+      output += chunk.toString()
+      const m = output.match(ready)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m)
+      }
+    }
+    child.stdout!.on('data', check)
+    child.stderr!.on('data', check)
+    void exited.then(() => {
+      clearTimeout(timer)
+      reject(new Error(`${argv.join(' ')} exited before it was ready:\n${output}`))
+    })
+  })
+  return { child, match, output: () => output, stop }
+}

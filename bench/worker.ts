@@ -1,0 +1,12 @@
+/** The bench app on workerd (`wrangler dev -c bench/wrangler.toml`): each deployment in Durable Objects. */
+import { durableObject, serveWorker } from '../src/runtime/workers/index.js'
+import { app, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
+import { housePrice } from '../examples/house-price/predictor.js'
+
+export default serveWorker(app)
+
+export const TextDirectionClassifier = durableObject(ocrBatched)
+export const OcrUnbatched = durableObject(ocrUnbatched)
+export const HousePricePredictor = durableObject(housePrice)
+export const HousePriceT0 = durableObject(housePriceT0)
+export const MlpUnbatched = durableObject(mlpUnbatched)
