@@ -76,6 +76,11 @@ export function renderReport(results: any, template: string): { markdown: string
     limitLines.push(`| ${config.threads}${config.threads === 'default' ? ` (= ${config.effectiveNumThreads})` : ''} | ${config.rows.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
   }
 
+  const generationLines = ['| batching | tokens/s | time to first token p50 | p95 | mean latency | 16 prompts done in |', '| --- | ---: | ---: | ---: | ---: | ---: |']
+  for (const g of results.generation ?? []) {
+    generationLines.push(`| ${g.mode} | ${f(g.tokensPerS)} | ${f(g.ttftP50Ms, 1)} ms | ${f(g.ttftP95Ms, 1)} ms | ${f(g.meanLatencyMs, 1)} ms | ${f(g.totalMs, 1)} ms |`)
+  }
+
   const threadLines = ['| OCR replicas on threads | c | req/s | p50 ms | p99 ms | mean batch |', '| ---: | ---: | ---: | ---: | ---: | ---: |']
   for (const r of results.nodeThreads) threadLines.push(`| ${r.replicas} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} |`)
 
@@ -98,6 +103,7 @@ export function renderReport(results: any, template: string): { markdown: string
     MODEL_LIMIT: limitLines.join('\n'),
     NODE: loadTable(results.node),
     THREADS: threadLines.join('\n'),
+    GENERATION: generationLines.join('\n'),
     WORKERD: loadTable(results.workerd) + (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
     RATIOS: ratioLines.join('\n'),
   }

@@ -83,6 +83,13 @@ for (const threads of quick ? ['1', 'default'] : ['1', 'default', '2']) {
   modelLimit.push(await runJsonChild<{ threads: string; effectiveNumThreads: number; rows: { batch: number; itemsPerS: number; msPerRun: number }[] }>('bench/model-limit.ts', [...(quick ? ['--quick'] : []), '--threads', threads]))
 }
 
+// 2b. Static against continuous batching for text generation
+log('continuous batching')
+const generation = await runJsonChild<{ mode: string; tokensPerS: number; ttftP50Ms: number; ttftP95Ms: number; meanLatencyMs: number; totalMs: number }[]>(
+  'bench/continuous.ts',
+  quick ? ['--quick'] : [],
+)
+
 // 3. Node over loopback HTTP
 log('node server')
 const node = await nodeServer([])
@@ -159,6 +166,7 @@ const results = {
   machine: machine(),
   engine,
   modelLimit,
+  generation,
   node: nodeRows,
   nodeThreads: threadRows,
   workerd: workerdRows,

@@ -177,6 +177,11 @@ export class BatchQueue<T, S extends Settler> {
 
   private pumpScheduled = false
   private readonly pumpTask = (): void => this.pump()
+  private fullPumpScheduled = false
+  private readonly fullPumpTask = (): void => {
+    this.fullPumpScheduled = false
+    this.pump()
+  }
   private readonly waitTask = (): void => {
     this.waitTimer = undefined
     this.pump()
@@ -333,10 +338,24 @@ export class BatchQueue<T, S extends Settler> {
       this.strideTimer ??= setInterval(this.pumpTask, this.options.strideS * 1000)
       return
     }
+    // A full batch has nothing to wait for (rule 4): start it on a microtask.
+    // A partial one waits for the end of this round of I/O, so that requests
+    // that arrived together share it (see macrotask.ts).
+    if (this.hasFullBatch()) {
+      if (this.fullPumpScheduled) return
+      this.fullPumpScheduled = true
+      queueMicrotask(this.fullPumpTask)
+      return
+    }
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    // After this round of I/O, not on a microtask: see macrotask.ts.
     macrotask(this.pumpTask)
+  }
+
+  private hasFullBatch(): boolean {
+    if (this.inFlight >= this.options.maxConcurrentBatches) return false
+    for (const bucket of this.buckets.values()) if (bucket.units >= this.options.maxBatchSize) return true
+    return false
   }
 
   private pump(): void {
