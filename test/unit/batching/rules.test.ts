@@ -102,20 +102,24 @@ describe('rule 2: opportunistic by default', () => {
 
   it('calls that arrive in one round of I/O while a CPU-bound batch blocked the thread share the next batch', async () => {
     const batches: number[][] = []
+    const later: Promise<number>[] = []
     const f = batch(
       async (xs: number[]) => {
         batches.push(xs)
-        const until = Date.now() + 30
-        while (Date.now() < until); // a model run in WASM holds the thread like this
+        if (batches.length === 1) {
+          // Four arrivals, each its own macrotask (as separate requests are),
+          // all ready while this batch blocks the thread.
+          for (const x of [1, 2, 3, 4]) later.push(new Promise((resolve) => setTimeout(() => resolve(f(x)), 0)))
+          const until = Date.now() + 30
+          while (Date.now() < until); // a model run in WASM holds the thread like this
+        }
         return xs
       },
       { maxBatchSize: 8 },
     )
-    // Four arrivals, each its own macrotask (as separate requests are), all
-    // ready while the first batch blocks the thread.
-    const later = [1, 2, 3, 4].map((x) => new Promise<number>((resolve) => setTimeout(() => resolve(f(x)), 0)))
-    const first = f(0)
-    await Promise.all([first, ...later])
+    await f(0)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    await Promise.all(later)
     expect(batches).toEqual([[0], [1, 2, 3, 4]])
   })
 
