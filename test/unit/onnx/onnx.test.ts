@@ -20,7 +20,7 @@ describe('tensor helpers', () => {
 
   it('split() gives per-item views of a [N, ...] output', () => {
     const parts = split(new Tensor('float32', new Float32Array([1, 2, 3, 4, 5, 6]), [3, 2]))
-    expect(parts.map((p) => Array.from(p))).toEqual([[1, 2], [3, 4], [5, 6]])
+    expect(parts.map((p) => Array.from(p as Float32Array))).toEqual([[1, 2], [3, 4], [5, 6]])
   })
 
   it('pad() pads to the longest item with a mask, or to the smallest allowed size that fits', () => {
