@@ -2,6 +2,9 @@ import { LinkedQueue, type Linked } from '../batching/list.js'
 import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
 
+/** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 class Waiter implements Linked<Waiter> {
   prev: Waiter | undefined = undefined
   next: Waiter | undefined = undefined
@@ -62,12 +65,17 @@ export class Router {
       const waiter = new Waiter(this, resolve, reject, signal)
       this.waiting.push(waiter)
       signal?.addEventListener('abort', waiter, { once: true })
-      if (deadline !== undefined) {
-        waiter.timer = setTimeout(
-          () => this.dropWaiter(waiter, new RequestTimeoutError('the request timed out waiting for a free replica')),
-          Math.max(0, deadline - Date.now()),
-        )
-      }
+      // Always a timer, even without a deadline: on Workers each request has
+      // its own I/O context, and workerd cancels as hung (a 500) a request
+      // that waits only on a promise another request will resolve. A pending
+      // timer of the waiting request is what keeps it alive meanwhile.
+      waiter.timer =
+        deadline === undefined
+          ? setTimeout(() => undefined, MAX_TIMER_MS)
+          : setTimeout(
+              () => this.dropWaiter(waiter, new RequestTimeoutError('the request timed out waiting for a free replica')),
+              Math.max(0, deadline - Date.now()),
+            )
     })
   }
 
