@@ -3,7 +3,7 @@
  * served by `npm start` (Node) and `npm run dev` (wrangler, examples/demo/worker.ts).
  */
 import { Hono } from 'hono'
-import { ingress } from 'edgeserve'
+import { errorResponse, ingress } from 'edgeserve'
 import { app as adder } from '../adder/app.js'
 import { app as adderOrigin } from '../adder-origin/app.js'
 import { housePrice } from '../house-price/predictor.js'
@@ -11,6 +11,9 @@ import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
 
 export const app = new Hono()
+// Errors are JSON everywhere, unknown routes and wrong methods included, like the deployments' own.
+app.notFound((c) => c.json({ error: { type: 'NotFound', message: 'no such route here; GET / lists the routes' } }, 404))
+app.onError((error) => errorResponse(error))
 app.get('/', (c) =>
   c.json({
     name: 'edgeserve demo',

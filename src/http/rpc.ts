@@ -24,7 +24,7 @@ export async function handleRpc(request: Request, token: string, lookup: Invoker
       })
     }
     if (request.method !== 'POST') throw new HTTPError(405, 'remote handle calls use POST')
-    const path = new URL(request.url).pathname.slice(RPC_PREFIX.length).split('/').map(decodeURIComponent)
+    const path = new URL(request.url).pathname.slice(RPC_PREFIX.length).split('/').map(decodeSegment)
     if (path.length !== 3) throw new HTTPError(404, `expected ${RPC_PREFIX}<app>/<deployment>/<method>`)
     const [app, name, method] = path as [string, string, string]
     const invoke = lookup(app, name)
@@ -48,6 +48,15 @@ export async function handleRpc(request: Request, token: string, lookup: Invoker
     return Response.json({ value: outcome.value ?? null })
   } catch (error) {
     return errorResponse(error)
+  }
+}
+
+/** A path segment, decoded; malformed percent-encoding is the caller's error (400), not ours. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    throw new HTTPError(400, `expected ${RPC_PREFIX}<app>/<deployment>/<method> with valid percent-encoding`)
   }
 }
 
