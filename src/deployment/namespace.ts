@@ -34,6 +34,15 @@ export function replicaName(deployment: Deployment, replica: number): string {
   return `${deployment.name}/${replica}`
 }
 
+/** The index in a replica name made by replicaName(); a RangeError for any other id. */
+export function replicaIndexOf(deployment: Deployment, id: string): number {
+  const index = Number(id.slice(id.lastIndexOf('/') + 1))
+  if (!Number.isInteger(index) || index < 0 || index >= deployment.options.numReplicas || replicaName(deployment, index) !== id) {
+    throw new RangeError(`no replica ${JSON.stringify(id)} in deployment ${deployment.name}`)
+  }
+  return index
+}
+
 /**
  * The replicas of `deployment` in `env`, found by its binding name. One
  * router per namespace object per deployment, kept for the isolate's life.

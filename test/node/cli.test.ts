@@ -51,6 +51,20 @@ describe('edgeserve run', () => {
     }
   })
 
+  it('--threads runs the replicas on worker threads', async () => {
+    const server = await spawnServer(['run', 'examples/adder/app.ts', '--port', '0', '--threads'])
+    try {
+      const sums = await Promise.all([1, 2, 3].map((n) => fetch(`${server.url}/adder?number=${n}`).then((r) => r.text())))
+      expect(sums).toEqual(['2', '3', '4'])
+      const health = (await (await fetch(`${server.url}/-/healthz`)).json()) as { replicas: { deployment: string; healthy: boolean }[] }
+      expect(health.replicas).toEqual([expect.objectContaining({ deployment: 'BatchAdder', healthy: true })])
+      const metrics = await (await fetch(`${server.url}/-/metrics`)).text()
+      expect(metrics).toMatch(/edgeserve_batch_size_count\{deployment="BatchAdder",replica="0",method="handleBatch"\} \d+/)
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
   it('on SIGTERM answers what is in flight, then exits 0', async () => {
     const server = await spawnServer(['run', 'test/node/fixtures/slow-app.ts', '--port', '0'])
     const inFlight = fetch(`${server.url}/slow?ms=700`)

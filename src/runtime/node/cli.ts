@@ -14,7 +14,7 @@ import { ingress } from '../../http/ingress.js'
 import { serve, type ServableApp } from './serve.js'
 import type { LogLevel } from '../../metrics/log.js'
 
-const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token TOKEN] [--log-level LEVEL]
+const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token TOKEN] [--log-level LEVEL] [--threads]
 
   <file>[:export]  a module whose export is a Hono app or a deployment
                    (default export, else the export named "app")
@@ -24,17 +24,23 @@ const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.
   --rpc-token      enable remote handles (edgeserve/client) with this token
                    (default: $EDGESERVE_RPC_TOKEN, else off)
   --log-level      debug | info | warn | error | silent; debug logs one JSON
-                   line per batch (default: $EDGESERVE_LOG_LEVEL, else info)`
+                   line per batch (default: $EDGESERVE_LOG_LEVEL, else info)
+  --threads        run each replica on its own worker thread (CPU-bound models
+                   then use numReplicas cores)`
 
 function fail(message: string): never {
   console.error(`edgeserve: ${message}\n\n${USAGE}`)
   process.exit(2)
 }
 
-async function loadApp(target: string): Promise<ServableApp> {
-  // A Windows drive letter aside, the last ':' separates the export name.
+/** `file.ts:export` into its parts; a Windows drive letter aside, the last ':' separates the export name. */
+function splitTarget(target: string): { file: string; exportName: string | undefined } {
   const colon = target.lastIndexOf(':')
-  const [file, exportName] = colon > 1 ? [target.slice(0, colon), target.slice(colon + 1)] : [target, undefined]
+  return colon > 1 ? { file: target.slice(0, colon), exportName: target.slice(colon + 1) } : { file: target, exportName: undefined }
+}
+
+async function loadApp(target: string): Promise<ServableApp> {
+  const { file, exportName } = splitTarget(target)
   let module: Record<string, unknown>
   try {
     module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>
@@ -64,6 +70,7 @@ async function main(argv: string[]): Promise<void> {
       name: { type: 'string' },
       'rpc-token': { type: 'string' },
       'log-level': { type: 'string' },
+      threads: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -90,6 +97,8 @@ async function main(argv: string[]): Promise<void> {
     name: values.name,
     rpcToken: values['rpc-token'],
     logLevel: logLevel as LogLevel | undefined,
+    // Each thread imports the same file to find its deployment's class.
+    threads: values.threads ? { module: pathToFileURL(resolve(splitTarget(target).file)).href } : undefined,
   })
   const names = [...server.app.deployments.keys()].join(', ') || 'none'
   console.log(`edgeserve: app ${JSON.stringify(server.app.name)} (deployments: ${names}) listening on ${server.url}`)

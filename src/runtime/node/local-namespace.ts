@@ -1,5 +1,5 @@
 import type { Deployment } from '../../deployment/deployment.js'
-import type { ReplicaNamespace, ReplicaStub } from '../../deployment/namespace.js'
+import { replicaIndexOf, type ReplicaNamespace, type ReplicaStub } from '../../deployment/namespace.js'
 import type { Outcome } from '../../deployment/outcome.js'
 import { Replica, type CallMeta } from '../../deployment/replica.js'
 
@@ -24,11 +24,7 @@ export class LocalNamespace implements ReplicaNamespace {
   }
 
   get(id: string): ReplicaStub {
-    const index = Number(id.slice(id.lastIndexOf('/') + 1))
-    const replica = this.replicas[index]
-    if (!replica || `${this.deployment.name}/${index}` !== id) {
-      throw new RangeError(`no replica ${JSON.stringify(id)} in deployment ${this.deployment.name}`)
-    }
+    const replica = this.replicas[replicaIndexOf(this.deployment, id)]!
     return new LocalStub(replica)
   }
 }

@@ -1,7 +1,7 @@
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { Deployment } from '../../../deployment/deployment.js'
-import type { ReplicaNamespace, ReplicaStub } from '../../../deployment/namespace.js'
+import { replicaIndexOf, type ReplicaNamespace, type ReplicaStub } from '../../../deployment/namespace.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import type { CallMeta, ReplicaDescription, ReplicaHealth } from '../../../deployment/replica.js'
 import { EdgeServeError, ReplicaUnavailableError } from '../../../errors.js'
@@ -88,11 +88,7 @@ export class ThreadNamespace implements ReplicaNamespace {
   }
 
   get(id: string): ReplicaStub {
-    const index = Number(id.slice(id.lastIndexOf('/') + 1))
-    const replica = this.replicas[index]
-    if (!replica || `${this.deployment.name}/${index}` !== id) {
-      throw new RangeError(`no replica ${JSON.stringify(id)} in deployment ${this.deployment.name}`)
-    }
+    const replica = this.replicas[replicaIndexOf(this.deployment, id)]!
     return replica
   }
 
