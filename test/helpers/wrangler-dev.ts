@@ -4,6 +4,8 @@ import { freePort } from './free-port.js'
 
 export interface WranglerDev {
   url: string
+  /** The process group wrangler and workerd run in (to read their memory, say). */
+  pgid: number
   output(): string
   stop(): Promise<void>
 }
@@ -17,7 +19,12 @@ export async function startWranglerDev(args: string[] = []): Promise<WranglerDev
   const child = spawn(
     process.execPath,
     ['node_modules/wrangler/bin/wrangler.js', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', ...args],
-    { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' } },
+    {
+      cwd: ROOT,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1' },
+    },
   )
   let output = ''
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -54,5 +61,5 @@ export async function startWranglerDev(args: string[] = []): Promise<WranglerDev
       reject(new Error(`wrangler dev exited before it was ready:\n${output}`))
     })
   })
-  return { url: `http://127.0.0.1:${port}`, output: () => output, stop }
+  return { url: `http://127.0.0.1:${port}`, pgid: child.pid!, output: () => output, stop }
 }

@@ -1,8 +1,6 @@
 /** Servers the suite starts: `edgeserve run` as a child process, `wrangler dev`, workerd via unstable_startWorker. */
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { spawnServer, ROOT, type SpawnedServer } from '../../helpers/spawn-server.js'
-import { freePort } from '../../helpers/free-port.js'
+import { spawnServer, type SpawnedServer } from '../../helpers/spawn-server.js'
 import { sleep } from './proc.js'
 
 const GC_HOOK = fileURLToPath(new URL('../fixtures/gc-hook.mjs', import.meta.url))
@@ -35,56 +33,4 @@ export async function startNode(args: string[], env: Record<string, string> = {}
   })
 }
 
-export interface WranglerDev {
-  url: string
-  /** The process group wrangler and workerd run in. */
-  pgid: number
-  output(): string
-  stop(): Promise<void>
-}
-
-/** `wrangler dev` on a loopback port in its own process group (as test/helpers/wrangler-dev.ts, with the group exposed). */
-export async function startWranglerDev(): Promise<WranglerDev> {
-  const port = await freePort()
-  const child = spawn(
-    process.execPath,
-    ['node_modules/wrangler/bin/wrangler.js', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0'],
-    { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1' } },
-  )
-  let output = ''
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const stop = async () => {
-    try {
-      process.kill(-child.pid!, 'SIGTERM')
-    } catch {
-      // already gone
-    }
-    await Promise.race([exited, sleep(5000)])
-    try {
-      process.kill(-child.pid!, 'SIGKILL')
-    } catch {
-      // already gone
-    }
-  }
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void stop()
-      reject(new Error(`wrangler dev did not become ready in 60 s:\n${output}`))
-    }, 60_000)
-    const check = () => {
-      if (output.includes('Ready on')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout!.on('data', check)
-    child.stderr!.on('data', check)
-    void exited.then(() => {
-      clearTimeout(timer)
-      reject(new Error(`wrangler dev exited before it was ready:\n${output}`))
-    })
-  })
-  return { url: `http://127.0.0.1:${port}`, pgid: child.pid!, output: () => output, stop }
-}
+export { startWranglerDev, type WranglerDev } from '../../helpers/wrangler-dev.js'
