@@ -249,7 +249,7 @@ export class BatchQueue<T, S extends Settler> {
     this.queued++
     signal?.addEventListener('abort', entry, { once: true })
     if (deadline !== undefined) this.trackDeadline(entry, deadline)
-    this.schedule()
+    this.schedule(bucket)
     return entry
   }
 
@@ -333,7 +333,8 @@ export class BatchQueue<T, S extends Settler> {
 
   // --- scheduling -----------------------------------------------------------
 
-  private schedule(): void {
+  /** `changed`: the one bucket an arrival added to, when that is all that changed. */
+  private schedule(changed?: Bucket<T, S>): void {
     if (this.options.strideS > 0) {
       this.strideTimer ??= setInterval(this.pumpTask, this.options.strideS * 1000)
       return
@@ -341,7 +342,8 @@ export class BatchQueue<T, S extends Settler> {
     // A full batch has nothing to wait for (rule 4): start it on a microtask.
     // A partial one waits for the end of this round of I/O, so that requests
     // that arrived together share it (see macrotask.ts).
-    if (this.hasFullBatch()) {
+    const full = changed ? changed.units >= this.options.maxBatchSize && this.inFlight < this.options.maxConcurrentBatches : this.hasFullBatch()
+    if (full) {
       if (this.fullPumpScheduled) return
       this.fullPumpScheduled = true
       queueMicrotask(this.fullPumpTask)
