@@ -200,6 +200,32 @@ describe('serve() on a loopback port', () => {
     }
   })
 
+  it('/-/healthz is 503 while a replica fails its checkHealth(), 200 once it passes', async () => {
+    let ready = false
+    class Warming {
+      checkHealth() {
+        if (!ready) throw new Error('model still loading')
+        return true
+      }
+      async fetch() {
+        return 'ok'
+      }
+    }
+    const warming = await serve(new Hono().get('/w', ingress(deployment(Warming))), { port: 0, name: 'warming', handleSignals: false })
+    try {
+      const down = await fetch(`${warming.url}/-/healthz`)
+      expect(down.status).toBe(503)
+      expect(await down.json()).toMatchObject({
+        status: 'unhealthy',
+        replicas: [{ deployment: 'Warming', replica: 0, healthy: false, message: 'model still loading' }],
+      })
+      ready = true
+      expect((await fetch(`${warming.url}/-/healthz`)).status).toBe(200)
+    } finally {
+      await warming.close()
+    }
+  })
+
   it('handle results honour result({ timeoutS })', async () => {
     class Forever {
       wait() {

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { deployment, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
+import { replicasIn } from '../../../src/deployment/namespace.js'
 import { BackPressureError, RequestCancelledError } from '../../../src/index.js'
 
 class Model {
@@ -62,6 +63,16 @@ describe('deployment()', () => {
 
   it('replicaContext() is only reachable while constructing', () => {
     expect(() => replicaContext()).toThrow(/only available while a replica is being constructed/)
+  })
+})
+
+describe('finding replicas', () => {
+  it('a missing binding fails with the wrangler.toml lines to add', () => {
+    const d = deployment(Model, { name: 'Model' })
+    expect(() => replicasIn({}, d)).toThrow(
+      /env\.Model is missing\. On Workers, add to wrangler\.toml:\n\[\[durable_objects\.bindings\]\]\nname = "Model"\nclass_name = "Model"/,
+    )
+    expect(() => replicasIn(undefined, d)).toThrow(/serve the app with serve\(\) from edgeserve\/node/)
   })
 })
 
