@@ -148,14 +148,15 @@ const ratios = {
   ocr_batched_vs_limit_c64: ocrB64.requestsPerS / bestLimit.itemsPerS,
   mlp_batched_vs_http_ceiling_c64: row(nodeRows, 'mlp-batched-timeout0', 64)!.requestsPerS / row(nodeRows, 'http-ceiling', 64)!.requestsPerS,
   engine_vs_dataloader: eng('edgeserve batch()').itemsPerS / eng('DataLoader').itemsPerS,
-  c1_added_p50_ms: row(nodeRows, 'ocr-batched', 1)!.p50Ms - row(nodeRows, 'ocr-unbatched', 1)!.p50Ms,
+  c1_added_p50_ms: row(nodeRows, 'mlp-batched-timeout0', 1)!.p50Ms - row(nodeRows, 'mlp-unbatched', 1)!.p50Ms,
   workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / ocrB64.requestsPerS : null,
 }
 const ratioNotes = {
   ocr_batched_vs_limit_c64: `limit = best raw session.run items/s at numThreads 1 (batch ${bestLimit.batch}, ${bestLimit.itemsPerS.toFixed(0)} items/s); the server's ORT also runs with 1 thread (ORT's default on this ${cpus().length}-core machine)`,
   mlp_batched_vs_http_ceiling_c64: 'the timeoutS 0 twin of the house-price deployment (as configured, timeoutS 0.1, is in the tables)',
   engine_vs_dataloader: `workload "${engineWorkload}" (256 callers each awaiting its next call); the burst workload is in the tables`,
-  c1_added_p50_ms: 'OCR: batched minus unbatched p50 at c=1 on Node',
+  c1_added_p50_ms:
+    "house-price MLP (timeoutS 0): batched minus unbatched p50 at c=1 on Node; a model that costs microseconds shows the queue's own cost, where OCR p50s vary by about a millisecond between rows (its pair is in the tables)",
   workerd_vs_node_c64: 'batched OCR req/s at c=64, workerd (wrangler dev) over Node',
 }
 
