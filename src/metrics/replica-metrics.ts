@@ -56,17 +56,16 @@ export class ReplicaMetrics {
 
   constructor(deployment: string, replica: number) {
     this.labels = { deployment, replica: String(replica) }
+    this.statGauge('edgeserve_queue_length', 'Calls waiting in each batch queue.', 'queueLength')
+    this.statGauge('edgeserve_batches_in_flight', 'Batches running now.', 'batchesInFlight')
+  }
+
+  /** A gauge per batched method, read from its queue's stats() when metrics are collected. */
+  private statGauge(name: string, help: string, stat: 'queueLength' | 'batchesInFlight'): void {
     this.registry.gauge({
-      name: 'edgeserve_queue_length',
-      help: 'Calls waiting in each batch queue.',
-      read: () =>
-        [...this.methods].map(([method, controls]) => ({ labels: { ...this.labels, method }, value: controls.stats().queueLength })),
-    })
-    this.registry.gauge({
-      name: 'edgeserve_batches_in_flight',
-      help: 'Batches running now.',
-      read: () =>
-        [...this.methods].map(([method, controls]) => ({ labels: { ...this.labels, method }, value: controls.stats().batchesInFlight })),
+      name,
+      help,
+      read: () => [...this.methods].map(([method, controls]) => ({ labels: { ...this.labels, method }, value: controls.stats()[stat] })),
     })
   }
 
