@@ -78,6 +78,8 @@ export class Entry<T, S extends Settler = Settler> implements Linked<Entry<T, S>
   bucket: Bucket<T, S> | undefined = undefined
   /** performance.now() at admission; only read when the queue is observed. */
   enqueuedAt = 0
+  /** Order of admission, to find the bucket whose head waited longest. */
+  sequence = 0
 
   constructor(
     readonly queue: BatchQueue<T, S>,
@@ -171,6 +173,7 @@ export type BatchRunner<T, S extends Settler> = (batch: RunningBatch<T, S>) => P
 export class BatchQueue<T, S extends Settler> {
   private readonly buckets = new Map<string | undefined, Bucket<T, S>>()
   private queued = 0
+  private admitted = 0
   private inFlight = 0
   private batchesRun = 0
   private itemsRun = 0
@@ -237,6 +240,7 @@ export class BatchQueue<T, S extends Settler> {
     }
 
     const entry = new Entry<T, S>(this, item, size, key, signal, deadline, settler)
+    entry.sequence = this.admitted++
     if (this.observer) entry.enqueuedAt = performance.now()
     let bucket = this.buckets.get(key)
     if (!bucket) {
@@ -387,17 +391,19 @@ export class BatchQueue<T, S extends Settler> {
     }
   }
 
-  /** A full bucket first (rule 4); otherwise the one whose head waited longest. */
+  /** Full buckets first (rule 4); among equals, the one whose head waited longest. */
   private nextBucket(): Bucket<T, S> {
     const { maxBatchSize } = this.options
-    let oldest: Bucket<T, S> | undefined
+    let best: Bucket<T, S> | undefined
+    let bestFull = false
     for (const bucket of this.buckets.values()) {
-      if (bucket.units >= maxBatchSize) return bucket
-      // Map iteration follows insertion, and an emptied bucket is deleted, so
-      // the first bucket holds the oldest waiting call.
-      oldest ??= bucket
+      const full = bucket.units >= maxBatchSize
+      if (!best || (full && !bestFull) || (full === bestFull && bucket.head!.sequence < best.head!.sequence)) {
+        best = bucket
+        bestFull = full
+      }
     }
-    return oldest!
+    return best!
   }
 
   private stopForming(): void {

@@ -331,6 +331,26 @@ describe('rule 8: batchKey', () => {
     expect(seen.map((s) => s.key).sort()).toEqual(['1', '2', '3'])
   })
 
+  it('among partial batches, the key whose oldest call waited longest goes first', async () => {
+    const order: string[] = []
+    const gate = deferred()
+    const f = batch(
+      async (words: string[]) => {
+        order.push(...words)
+        if (order.length === 1) await gate.promise
+        return words
+      },
+      { maxBatchSize: 1, batchKey: (word) => word[0]! },
+    )
+    const first = f('x0') // runs alone and holds the slot
+    await flushQueue()
+    // Bucket a is older than bucket b, but after a1 leaves, b1 has waited longer than a2.
+    const rest = [f('a1'), f('b1'), f('a2')]
+    gate.resolve()
+    await Promise.all([first, ...rest])
+    expect(order).toEqual(['x0', 'a1', 'b1', 'a2'])
+  })
+
   it('passes the call context to batchKey', async () => {
     const keys: (string | undefined)[] = []
     const f = batch(
