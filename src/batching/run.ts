@@ -23,9 +23,8 @@ type PromiseEntry<T, R> = Entry<T, PromiseSettler<R>>
  * found, so one poisonous input does not take its neighbours down with it.
  */
 export function promiseRunner<T, R>(handler: BatchHandler<T, R>, onBatchError: OnBatchError) {
-  return async (batch: RunningBatch<T, PromiseSettler<R>>): Promise<void> => {
-    await runEntries(handler, batch, batch.entries, onBatchError === 'isolate')
-  }
+  const isolate = onBatchError === 'isolate'
+  return (batch: RunningBatch<T, PromiseSettler<R>>): Promise<void> => runEntries(handler, batch, batch.entries, isolate)
 }
 
 async function runEntries<T, R>(
