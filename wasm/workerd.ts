@@ -11,14 +11,46 @@
  * The `onnxruntime-web/wasm` entry: workerd has no WebGPU, and no threads.
  */
 import * as ort from 'onnxruntime-web/wasm'
-// A relative path: wrangler's module collector resolves .wasm imports against
-// the importing file, not through node_modules the way esbuild does.
-import ortWasm from '../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import type { OrtPlatform } from '../src/onnx/model.js'
+
+/**
+ * The compiled module comes from the Worker itself: wrangler's module
+ * collector resolves a `.wasm` import against the importing file, not
+ * through node_modules, so only the Worker's own entry can name the file
+ * wherever npm put it:
+ *
+ * ```ts
+ * import ortWasm from '../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
+ * provideOrtWasm(ortWasm)
+ * ```
+ */
+let ortWasm: WebAssembly.Module | undefined
+
+export function provideOrtWasm(module: WebAssembly.Module): void {
+  if (!(module instanceof WebAssembly.Module)) {
+    throw new TypeError(
+      "provideOrtWasm() needs the compiled module: import onnxruntime-web's dist/ort-wasm-simd-threaded.wasm " +
+        'with a CompiledWasm rule in wrangler.toml and pass what the import gives',
+    )
+  }
+  ortWasm = module
+}
+
+function compiledModule(): WebAssembly.Module {
+  if (!ortWasm) {
+    throw new Error(
+      "edgeserve/onnx on Workers needs onnxruntime-web's WebAssembly, compiled by wrangler: in your Worker's entry, " +
+        "import ortWasm from '<path to node_modules>/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm' and call provideOrtWasm(ortWasm) " +
+        '(wrangler.toml: [[rules]] type = "CompiledWasm", globs = ["**/ort-wasm-simd-threaded.wasm"], fallthrough = false)',
+    )
+  }
+  return ortWasm
+}
 
 let runtimeReady: Promise<void> | undefined
 
 async function withCompiledRuntime<R>(create: () => Promise<R>): Promise<R> {
+  const module = compiledModule()
   ort.env.wasm.numThreads = 1
   ort.env.wasm.proxy = false
   // Any non-empty binary makes ORT use the glue bundled into this entry
@@ -28,8 +60,8 @@ async function withCompiledRuntime<R>(create: () => Promise<R>): Promise<R> {
   const original = WebAssembly.instantiate
   const patched = async (source: unknown, imports?: WebAssembly.Imports) => {
     if (source instanceof WebAssembly.Module) return original(source, imports)
-    const instance = await original(ortWasm, imports)
-    return { instance, module: ortWasm }
+    const instance = await original(module, imports)
+    return { instance, module }
   }
   ;(WebAssembly as { instantiate: unknown }).instantiate = patched
   try {

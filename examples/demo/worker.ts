@@ -4,12 +4,18 @@
  * wrangler.toml binds each class below under the deployment's name.
  */
 import { durableObject, serveWorker } from 'edgeserve/workers'
+import { provideOrtWasm } from 'edgeserve/onnx'
+// onnxruntime-web's WebAssembly, compiled by wrangler (the CompiledWasm rule
+// in wrangler.toml): workerd may not compile it from bytes at run time.
+import ortWasm from '../../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import { app } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
+
+provideOrtWasm(ortWasm)
 
 export default serveWorker(app)
 
