@@ -27,6 +27,12 @@ export class BatchTextGenerator {
   constructor(
     readonly task = 'text-generation',
     readonly modelName = 'char-lm',
+    /**
+     * `stepDelayMs` paces decoding: a pause after each step, as a larger
+     * model's step would take. This model steps in well under a millisecond,
+     * so tests that watch requests overlap bind a few milliseconds here.
+     */
+    readonly options: { stepDelayMs?: number } = {},
   ) {}
 
   async checkHealth(): Promise<boolean> {
@@ -52,6 +58,7 @@ export class BatchTextGenerator {
           tokens.set(s, decodeToken(id))
         })
       }
+      if (this.options.stepDelayMs) await new Promise((resolve) => setTimeout(resolve, this.options.stepDelayMs))
       return sequences.map((s) => tokens.get(s) ?? endOfStream)
     },
     { maxBatchSize: 4 },

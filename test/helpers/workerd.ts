@@ -11,9 +11,10 @@ export interface TestWorker {
  * way `wrangler dev` does, without a child process to clean up.
  */
 export async function startWorker(config: URL): Promise<TestWorker> {
+  // WORKERD_LOG=log shows the Worker's request log and console while debugging.
   const worker = await unstable_startWorker({
     config: config.pathname,
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, watch: false, logLevel: 'none' },
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, watch: false, logLevel: (process.env.WORKERD_LOG ?? 'none') as 'none' },
   })
   await worker.ready
   return { url: (await worker.url).href.replace(/\/$/, ''), dispose: () => worker.dispose() }

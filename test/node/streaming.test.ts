@@ -1,8 +1,13 @@
 /** Streaming on Node: SSE over a real server, and streams through in-process handles. */
 import { afterAll, beforeAll, vi } from 'vitest'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
-import { app } from '../../examples/demo/app.js'
-import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
+import { Hono } from 'hono'
+import { ingress } from '../../src/index.js'
+import { textGenerator, type BatchTextGenerator } from '../../examples/text-generator/generator.js'
+
+/** The demo's generator, paced so that overlapping requests overlap whatever the machine's speed. */
+const paced = textGenerator.bind('text-generation', 'char-lm', { stepDelayMs: 3 })
+const app = new Hono().get('/generate', ingress(paced)).get('/generate/stream', ingress(paced))
 import { describeStreaming } from '../helpers/streaming-suite.js'
 
 let server: RunningServer

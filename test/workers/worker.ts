@@ -5,8 +5,10 @@
 import { Hono } from 'hono'
 import { batch, deployment, getHandle, ingress, replicaContext } from 'edgeserve'
 import { durableObject, serveWorker } from 'edgeserve/workers'
+import { provideOrtWasm } from 'edgeserve/onnx'
+import ortWasm from '../../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
-import { textGenerator } from '../../examples/text-generator/generator.js'
+import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -39,6 +41,9 @@ class RecordingAdder {
   }
 }
 const recorder = deployment(RecordingAdder, { name: 'Recorder', numReplicas: 2 })
+
+/** The text generator, paced so that overlapping requests overlap whatever the machine's speed. */
+const textGenerator = unpacedGenerator.bind('text-generation', 'char-lm', { stepDelayMs: 3 })
 
 /** A slow deployment for eviction tests. */
 class SlowResponder {
@@ -87,6 +92,8 @@ const app = new Hono<{ Bindings: Env }>()
     await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)
     return c.text('reset')
   })
+
+provideOrtWasm(ortWasm)
 
 export default serveWorker(app)
 export const SeedAdder = durableObject(adder)
