@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keepAliveAgent, request } from './lib/http.js'
-import { adderLoad } from './lib/load.js'
-import { gauges, rssMb, sleep } from './lib/proc.js'
+import { adderLoad, expectEveryAnswerOnce } from './lib/load.js'
+import { rssMb, sleep } from './lib/proc.js'
 import { Recorder } from './lib/record.js'
 import { startNode, type NodeServer } from './lib/servers.js'
 
@@ -45,18 +45,7 @@ describe('load on Node', () => {
     const rssBefore = rssMb(server.pid)
 
     const outcome = await adderLoad({ base: server.url, count: REQUESTS, concurrency: CONCURRENCY, first: 100_000_000, agent, recorder })
-    recorder.fact('load', { ...outcome, wrong: outcome.wrong.filter(Boolean).length })
-    recorder.figures.concurrency = CONCURRENCY
-    expect(outcome.wrong.filter(Boolean)).toEqual([])
-    expect(outcome.unanswered).toBe(0)
-    expect(outcome.duplicated).toBe(0)
-    expect(outcome.transport).toBe(0)
-    expect(outcome.ok + outcome.backPressure).toBe(REQUESTS)
-
-    // Queues drained: nothing waits, no batch runs.
-    const after = await gauges(server.url, ['edgeserve_queue_length', 'edgeserve_batches_in_flight'])
-    recorder.fact('gaugesAfter', after)
-    expect(after).toEqual({ edgeserve_queue_length: 0, edgeserve_batches_in_flight: 0 })
+    await expectEveryAnswerOnce(outcome, REQUESTS, server.url, recorder, CONCURRENCY)
 
     // Memory back near its baseline once idle connections close and a GC runs.
     const rssPeak = rssMb(server.pid)

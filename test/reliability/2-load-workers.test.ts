@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isJson, keepAliveAgent, request } from './lib/http.js'
-import { adderLoad } from './lib/load.js'
-import { gauges, pidsInGroup, rssMb, sleep } from './lib/proc.js'
+import { adderLoad, expectEveryAnswerOnce } from './lib/load.js'
+import { pidsInGroup, rssMb, sleep } from './lib/proc.js'
 import { Recorder } from './lib/record.js'
 import { startWranglerDev, type WranglerDev } from './lib/servers.js'
 
@@ -45,17 +45,7 @@ describe('load through wrangler dev', () => {
     const rssBefore = workerdRss()
 
     const outcome = await adderLoad({ base: dev.url, count: REQUESTS, concurrency: CONCURRENCY, first: 200_000_000, agent, recorder, timeoutMs: 60_000 })
-    recorder.fact('load', { ...outcome, wrong: outcome.wrong.filter(Boolean).length })
-    recorder.figures.concurrency = CONCURRENCY
-    expect(outcome.wrong.filter(Boolean)).toEqual([])
-    expect(outcome.unanswered).toBe(0)
-    expect(outcome.duplicated).toBe(0)
-    expect(outcome.transport).toBe(0)
-    expect(outcome.ok + outcome.backPressure).toBe(REQUESTS)
-
-    const after = await gauges(dev.url, ['edgeserve_queue_length', 'edgeserve_batches_in_flight'])
-    recorder.fact('gaugesAfter', after)
-    expect(after).toEqual({ edgeserve_queue_length: 0, edgeserve_batches_in_flight: 0 })
+    await expectEveryAnswerOnce(outcome, REQUESTS, dev.url, recorder, CONCURRENCY)
 
     agent.destroy()
     await sleep(500)

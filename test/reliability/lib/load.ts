@@ -5,6 +5,8 @@
  */
 import type http from 'node:http'
 import { errorOf, pool, request } from './http.js'
+import { expect } from 'vitest'
+import { gauges } from './proc.js'
 import type { Recorder } from './record.js'
 
 export interface LoadOutcome {
@@ -59,4 +61,29 @@ export async function adderLoad(options: {
     else if (times > 1) duplicated++
   }
   return { ok, backPressure, wrong, unanswered, duplicated, transport, seconds, requestsPerSecond: Math.round(count / seconds) }
+}
+
+/**
+ * What every load run must show: each request answered exactly once, with
+ * its own sum or a 503 with Retry-After, and the queues empty afterwards.
+ */
+export async function expectEveryAnswerOnce(
+  outcome: LoadOutcome,
+  requests: number,
+  base: string,
+  recorder: Recorder,
+  concurrency: number,
+): Promise<void> {
+  recorder.fact('load', { ...outcome, wrong: outcome.wrong.filter(Boolean).length })
+  recorder.figures.concurrency = concurrency
+  expect(outcome.wrong.filter(Boolean)).toEqual([])
+  expect(outcome.unanswered).toBe(0)
+  expect(outcome.duplicated).toBe(0)
+  expect(outcome.transport).toBe(0)
+  expect(outcome.ok + outcome.backPressure).toBe(requests)
+
+  // Queues drained: nothing waits, no batch runs.
+  const after = await gauges(base, ['edgeserve_queue_length', 'edgeserve_batches_in_flight'])
+  recorder.fact('gaugesAfter', after)
+  expect(after).toEqual({ edgeserve_queue_length: 0, edgeserve_batches_in_flight: 0 })
 }
