@@ -52,13 +52,15 @@ const json = (body: unknown, status = 200) =>
 export async function handleAdmin(request: Request, source: AdminSource): Promise<Response | undefined> {
   const { pathname } = new URL(request.url)
   if (!pathname.startsWith(ADMIN_PREFIX) || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined
+  // Every replica's snapshot, merged: gathered over RPC on Workers.
+  const gather = async () => mergeSnapshots(await Promise.all(source.replicas().map((r) => r.metrics())))
   switch (pathname) {
     case '/-/metrics': {
-      const snapshot = mergeSnapshots(await Promise.all(source.replicas().map((r) => r.metrics())))
+      const snapshot = await gather()
       return new Response(renderPrometheus(snapshot), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE } })
     }
     case '/-/metrics.json': {
-      const snapshot = mergeSnapshots(await Promise.all(source.replicas().map((r) => r.metrics())))
+      const snapshot = await gather()
       return json({ time: Date.now(), metrics: snapshot })
     }
     case '/-/healthz': {
