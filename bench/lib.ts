@@ -1,5 +1,5 @@
 /** Small helpers shared by the bench scripts. */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -37,52 +37,4 @@ export async function runJsonChild<R>(script: string, args: string[], env: Recor
 }
 
 /** Start a long-running child in its own process group; resolves once `ready` matches its output. */
-export async function startChild(
-  argv: string[],
-  ready: RegExp,
-  env: Record<string, string> = {},
-  timeoutMs = 60_000,
-): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string; stop: () => Promise<void> }> {
-  const child = spawn(argv[0]!, argv.slice(1), {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', ...env },
-  })
-  let output = ''
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const stop = async () => {
-    try {
-      process.kill(-child.pid!, 'SIGTERM')
-    } catch {
-      // gone
-    }
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))])
-    try {
-      process.kill(-child.pid!, 'SIGKILL')
-    } catch {
-      // gone
-    }
-  }
-  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void stop()
-      reject(new Error(`${argv.join(' ')} not ready in ${timeoutMs} ms:\n${output}`))
-    }, timeoutMs)
-    const check = (chunk: Buffer) => {
-      output += chunk.toString()
-      const m = output.match(ready)
-      if (m) {
-        clearTimeout(timer)
-        resolve(m)
-      }
-    }
-    child.stdout!.on('data', check)
-    child.stderr!.on('data', check)
-    void exited.then(() => {
-      clearTimeout(timer)
-      reject(new Error(`${argv.join(' ')} exited before it was ready:\n${output}`))
-    })
-  })
-  return { child, match, output: () => output, stop }
-}
+export { startInGroup as startChild } from '../test/helpers/process-group.js'
