@@ -97,7 +97,46 @@ export class BatchHandlerError extends EdgeServeError {
   }
 }
 
-/** Status for any thrown value: our errors carry one, anything else is a 500. */
-export function statusOf(error: unknown): number {
-  return error instanceof EdgeServeError ? error.status : 500
+/** The JSON shape of every error answer and of every error that crosses a boundary. */
+export interface ErrorJson {
+  type: string
+  message: string
+  status: number
+}
+
+/**
+ * What a client may learn of an error. Our own errors say what went wrong;
+ * anything else is an internal fault whose message may hold file paths or
+ * secrets, so the client gets a generic message and the server log the rest.
+ */
+export function errorJson(error: unknown): ErrorJson {
+  if (error instanceof EdgeServeError) return { type: error.type, message: error.message, status: error.status }
+  console.error('edgeserve: unhandled error in a deployment:', error)
+  return { type: 'InternalServerError', message: 'the deployment failed while handling this request', status: 500 }
+}
+
+/**
+ * Rebuild an error that crossed a boundary as JSON (Durable Object RPC, a
+ * worker thread, HTTP) into the same class, so `instanceof` keeps working.
+ */
+export function errorFromJson(error: ErrorJson): EdgeServeError {
+  switch (error.type) {
+    case 'BackPressureError':
+      return new BackPressureError(error.message)
+    case 'RequestTimeoutError':
+      return new RequestTimeoutError(error.message)
+    case 'RequestCancelledError':
+      return new RequestCancelledError(error.message)
+    case 'ItemTooLargeError':
+      return new ItemTooLargeError(error.message)
+    case 'BatchHandlerError':
+      return new BatchHandlerError(error.message)
+    case 'ReplicaUnavailableError':
+      return new ReplicaUnavailableError(error.message)
+    default: {
+      const status = Number.isInteger(error.status) && error.status >= 400 && error.status <= 599 ? error.status : 500
+      if (error.type === 'HTTPError') return new HTTPError(status, error.message)
+      return new EdgeServeError(status, error.message)
+    }
+  }
 }

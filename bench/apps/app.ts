@@ -55,11 +55,11 @@ export class MlpUnbatched {
 export const ocrBatched = ocrReplicas === 1 ? ocrDirection : ocrDirection.withOptions({ numReplicas: ocrReplicas })
 export const ocrUnbatched = deployment(OcrUnbatched, { name: 'OcrUnbatched' })
 export const mlpUnbatched = deployment(MlpUnbatched, { name: 'MlpUnbatched' })
-/** Seed 002 as configured has timeoutS 0.1; this twin dispatches what is queued at once. */
+/** Seed 002 as configured has batchWaitTimeoutS 0.1; this twin dispatches what is queued at once. */
 export const housePriceT0 = housePrice.withOptions({
   name: 'HousePriceT0',
   binding: 'HousePriceT0',
-  batching: { maxBatchSize: 32, timeoutS: 0, strideS: 0, allowSmallBatch: true },
+  batching: { maxBatchSize: 32, batchWaitTimeoutS: 0, strideS: 0, allowSmallBatch: true },
 })
 
 export const app = new Hono()

@@ -54,7 +54,7 @@ function toHttpError(error: unknown): Error {
 }
 
 export const housePrice = deployment(HousePricePredictor, {
-  batching: { maxBatchSize: 32, timeoutS: 0.1, strideS: 0, allowSmallBatch: true },
+  batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true },
   // A client that trickles its body cannot hold the batch longer than this.
   requestTimeoutS: 10,
 })

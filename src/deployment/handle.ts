@@ -1,7 +1,7 @@
 import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { getValidSeconds } from '../batching/options.js'
 import type { Deployment, InstanceOf } from './deployment.js'
-import { replicasIn } from './namespace.js'
+import { replicaSetOf, type ReplicaSet } from './replica-set.js'
 import { unwrap, type Outcome } from './outcome.js'
 
 /**
@@ -82,7 +82,7 @@ export type DeploymentHandle<I> = {
     : never
 }
 
-/** How a handle reaches a replica: in-process, over Durable Object RPC, or over HTTP. */
+/** How a handle reaches a replica: in-process, on a worker thread, over Durable Object RPC, or over HTTP. */
 export type Invoke = (method: string, args: unknown[], signal: AbortSignal) => Promise<Outcome>
 
 /** A typed proxy whose `name.remote(...args)` goes through `invoke`. */
@@ -118,7 +118,7 @@ export function getHandle<D extends Deployment>(
   env: unknown,
   options: HandleOptions = {},
 ): DeploymentHandle<InstanceOf<D>> {
-  return makeHandle<InstanceOf<D>>(invokerOf(deployment, env, options))
+  return makeHandle<InstanceOf<D>>(callThrough(() => replicaSetOf(env, deployment), options))
 }
 
 export interface HandleOptions {
@@ -130,16 +130,16 @@ export interface HandleOptions {
   idempotent?: boolean
 }
 
-/** Calls into `deployment`'s replicas in `env` through its router. */
-export function invokerOf(deployment: Deployment, env: unknown, options: HandleOptions = {}): Invoke {
+/** Handle calls through a deployment's router, held to the same limits as HTTP requests. */
+export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions = {}): Invoke {
+  const idempotent = options.idempotent === true
   return async (method, args, signal) => {
-    const replicas = replicasIn(env, deployment)
-    const { router } = replicas
+    const { router, replicas } = replicaSet()
     let replica = router.tryAcquire()
     if (replica < 0) replica = await router.acquire(signal)
     try {
       if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-      return await replicas.stub(replica).invoke(method, args, { signal, idempotent: options.idempotent })
+      return await replicas[replica]!.invoke(method, args, { signal, idempotent })
     } finally {
       router.release(replica)
     }

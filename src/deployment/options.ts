@@ -1,14 +1,15 @@
 import { describe, getValidPositiveInteger, getValidSeconds } from '../batching/options.js'
 
 /**
- * `batching_config` of Ray Serve (seed 002): batch whole `fetch()` calls.
- * The class's `fetch` then receives `Request[]` and returns one response per request.
+ * Ray Serve's `batching_config`: batch whole `fetch()` calls. The class's
+ * `fetch` then receives `Request[]` and returns one response per request.
+ * The options mean what `batch()`'s options of the same names mean.
  */
 export interface BatchingConfig {
   /** Most requests in one call of `fetch`. Default 10. */
   maxBatchSize?: number
-  /** Seconds to wait for a batch to fill. Default 0. */
-  timeoutS?: number
+  /** Seconds to wait for a batch to fill once it starts forming. Default 0. */
+  batchWaitTimeoutS?: number
   /** Seconds between batch formations; 0 reacts to every arrival. Default 0. */
   strideS?: number
   /** `false`: full batches only. Default true. */
@@ -22,7 +23,7 @@ export interface DeploymentOptions {
   numReplicas?: number
   /** Requests one replica may hold at once; more wait in the router. Default 100. */
   maxOngoingRequests?: number
-  /** Requests that may wait in one router for a replica; -1 (default) is unbounded. */
+  /** Requests that may wait in one router for a replica; `Infinity` (default) is unbounded, as in `batch()`. */
   maxQueuedRequests?: number
   /** Seconds until a request fails with 504; undefined (default) means no limit. */
   requestTimeoutS?: number
@@ -43,10 +44,16 @@ export interface ResolvedDeploymentOptions {
 }
 
 const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'binding']
-const KNOWN_BATCHING = ['maxBatchSize', 'timeoutS', 'strideS', 'allowSmallBatch']
+const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch']
+
+/** Spellings of earlier versions, refused with the name to use instead. */
+const RENAMED: Record<string, string> = { timeoutS: 'batchWaitTimeoutS' }
 
 function checkKnown(where: string, options: object, known: string[]): void {
   for (const key of Object.keys(options)) {
+    if (key in RENAMED && !known.includes(key)) {
+      throw new TypeError(`${where}.${key} is now called ${RENAMED[key]}; rename it (the meaning is the same as in batch())`)
+    }
     if (!known.includes(key)) {
       throw new TypeError(`${where} has no option ${JSON.stringify(key)}; known options: ${known.join(', ')}`)
     }
@@ -65,7 +72,7 @@ function getValidName(name: unknown): string {
 function getValidBatching(value: unknown): Required<BatchingConfig> | undefined {
   if (value === undefined) return undefined
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TypeError(`batching must be an object like { maxBatchSize: 32, timeoutS: 0.1 }, received ${describe(value)}`)
+    throw new TypeError(`batching must be an object like { maxBatchSize: 32, batchWaitTimeoutS: 0.1 }, received ${describe(value)}`)
   }
   checkKnown('batching', value, KNOWN_BATCHING)
   const config = value as BatchingConfig
@@ -75,10 +82,19 @@ function getValidBatching(value: unknown): Required<BatchingConfig> | undefined 
   }
   return {
     maxBatchSize: getValidPositiveInteger('batching.maxBatchSize', config.maxBatchSize ?? 10),
-    timeoutS: getValidSeconds('batching.timeoutS', config.timeoutS ?? 0),
+    batchWaitTimeoutS: getValidSeconds('batching.batchWaitTimeoutS', config.batchWaitTimeoutS ?? 0),
     strideS: getValidSeconds('batching.strideS', config.strideS ?? 0),
     allowSmallBatch,
   }
+}
+
+/** `Infinity` (the default) or a positive integer; the old `-1` is refused with the new spelling. */
+function getValidQueueLimit(value: unknown): number {
+  if (value === undefined || value === Infinity) return Infinity
+  if (value === -1) {
+    throw new RangeError('maxQueuedRequests: -1 no longer means unbounded; pass Infinity (or leave it out), as in batch()')
+  }
+  return getValidPositiveInteger('maxQueuedRequests (or Infinity for unbounded)', value)
 }
 
 export function getValidDeploymentOptions(options: DeploymentOptions | undefined, className: string): ResolvedDeploymentOptions {
@@ -88,8 +104,7 @@ export function getValidDeploymentOptions(options: DeploymentOptions | undefined
   }
   checkKnown('deployment()', options, KNOWN)
   const name = getValidName(options.name ?? className)
-  const maxQueuedRequests = options.maxQueuedRequests ?? -1
-  if (maxQueuedRequests !== -1) getValidPositiveInteger('maxQueuedRequests (or -1 for unbounded)', maxQueuedRequests)
+  const maxQueuedRequests = getValidQueueLimit(options.maxQueuedRequests)
   const requestTimeoutS = options.requestTimeoutS
   if (requestTimeoutS !== undefined) {
     getValidSeconds('requestTimeoutS', requestTimeoutS)

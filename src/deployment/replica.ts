@@ -1,116 +1,133 @@
-import { batch, type BatchControls, type BatchedFunction } from '../batching/batch.js'
+import { batch, type BatchedFunction } from '../batching/batch.js'
 import { HTTPError } from '../errors.js'
-import { errorResponse, toResponse } from '../http/responses.js'
-import { runInContext } from './context.js'
+import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
+import type { MetricsSnapshot } from '../metrics/registry.js'
+import { findCallable } from './callable.js'
+import { runInContext, type RequestContext } from './context.js'
 import { deadlineFrom, withDeadline } from './deadline.js'
 import { constructReplica, type Deployment, type ReplicaContext } from './deployment.js'
-import { findCallable } from './callable.js'
+import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
-import { ReplicaMetrics } from '../metrics/replica-metrics.js'
-
-/** How a handle call reaches a replica: the call's own signal and deadline. */
-export interface CallMeta {
-  signal?: AbortSignal
-  deadline?: number
-  /** Safe to retry on a fresh replica if this one resets mid-call. */
-  idempotent?: boolean
-}
-
-export interface ReplicaHealth {
-  deployment: string
-  replica: number
-  healthy: boolean
-  message?: string
-}
-
-export interface ReplicaDescription {
-  deployment: string
-  replica: number
-  started: boolean
-  methods: Record<string, Record<string, unknown>>
-}
+import { errorResponse, toResponse } from './responses.js'
 
 type FetchMethod = (request: Request | Request[]) => unknown
+
+/** How long `checkHealth()` may take before the replica counts as unhealthy. */
+const HEALTH_TIMEOUT_MS = 30_000
 
 /**
  * One replica of a deployment: the user's instance and the way into it.
  *
- * It is the same object on every runtime: on Node it lives in the server
- * process, on Workers inside a Durable Object. It never throws: errors become
- * JSON error responses (fetch) or failed outcomes (calls), because a Durable
- * Object boundary would strip their classes anyway.
+ * The same object on every runtime: on Node it lives in the server process
+ * (or a worker thread), on Workers inside a Durable Object. It never throws
+ * for a request's failure: errors become JSON error responses (fetch) or
+ * failed outcomes (calls), because a Durable Object boundary would strip
+ * their classes anyway.
  */
-export class Replica {
-  private instance: object | undefined
-  private batchedFetch: BatchedFunction<Request, unknown> | undefined
-  /** Requests and calls inside this replica now (for metrics and draining). */
-  ongoing = 0
-  readonly metrics: ReplicaMetrics
+export class Replica implements ReplicaEndpoint {
+  #instance: object | undefined
+  /** True when the instance has batched methods: only then must a request's context follow its awaits. */
+  #ambient = false
+  #batchedFetch: BatchedFunction<Request, unknown> | undefined
+  readonly #metrics: ReplicaMetrics
+  readonly #http: RequestMeter
+  readonly #handle: RequestMeter
 
   constructor(
     readonly deployment: Deployment,
     readonly index: number,
     readonly env: unknown = {},
   ) {
-    this.metrics = new ReplicaMetrics(deployment.name, index)
+    this.#metrics = new ReplicaMetrics(deployment.name, index)
+    this.#http = this.#metrics.requestMeter('http')
+    this.#handle = this.#metrics.requestMeter('handle')
   }
 
   /**
    * The user's instance, created on first use: Workers cap start-up at one
    * second, and a model loaded in a constructor would count against it.
    */
-  getInstance(): object {
-    if (!this.instance) {
+  instance(): object {
+    if (!this.#instance) {
       const context: ReplicaContext = { deployment: this.deployment.name, replica: this.index, env: this.env }
-      this.instance = constructReplica(this.deployment, context)
-      this.metrics.attach(this.instance)
+      const instance = constructReplica(this.deployment, context)
+      this.#ambient = this.#metrics.attach(instance) > 0
+      this.#instance = instance
     }
-    return this.instance
+    return this.#instance
   }
 
   get started(): boolean {
-    return this.instance !== undefined
+    return this.#instance !== undefined
   }
 
-  async fetch(request: Request): Promise<Response> {
+  async fetch(request: Request, call: ReplicaCall = {}): Promise<Response> {
     const started = performance.now()
-    const deadline = deadlineFrom(this.deployment.options.requestTimeoutS)
-    this.ongoing++
     let response: Response
     try {
-      const work = runInContext({ origin: 'http', signal: request.signal, deadline }, () => this.runFetch(request))
-      response = toResponse(await withDeadline(work, deadline))
+      const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
+      const work = this.#runFetch(request, call, deadline)
+      response = toResponse(await (deadline === undefined ? work : withDeadline(work, deadline)))
     } catch (error) {
       response = errorResponse(error)
-    } finally {
-      this.ongoing--
     }
-    this.metrics.request('http', response.status, (performance.now() - started) / 1000)
+    this.#http.record(response.status, (performance.now() - started) / 1000)
     return response
   }
 
-  private async runFetch(request: Request): Promise<unknown> {
-    const instance = this.getInstance()
+  #runFetch(request: Request, call: ReplicaCall, deadline: number | undefined): Promise<unknown> {
+    const instance = this.instance()
     const fetch = (instance as { fetch?: FetchMethod }).fetch
     if (typeof fetch !== 'function') {
       throw new HTTPError(501, `deployment ${this.deployment.name} has no fetch() method to answer HTTP requests`)
     }
-    const { batching } = this.deployment.options
-    if (!batching) return fetch.call(instance, request)
-    this.batchedFetch ??= batch(
+    if (this.deployment.options.batching) {
+      // Whole requests are the batch items: the queue gets the call's signal
+      // and deadline directly, no ambient context needed.
+      const batched = (this.#batchedFetch ??= this.#batchFetch(instance, fetch))
+      return batched(request, { signal: call.signal, deadline, context: HTTP_ORIGIN })
+    }
+    if (!this.#ambient) return Promise.resolve(fetch.call(instance, request))
+    return runInContext(callContext('http', call, deadline), () => fetch.call(instance, request))
+  }
+
+  /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */
+  #batchFetch(instance: object, fetch: FetchMethod): BatchedFunction<Request, unknown> {
+    const { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch } = this.deployment.options.batching!
+    const batched = batch(
       async (requests: Request[]) => {
         const responses = await fetch.call(instance, requests)
-        return Array.isArray(responses) ? responses.map((r) => (r instanceof Error ? r : toResponse(r))) : (responses as never)
+        if (!Array.isArray(responses)) return responses as Response[] // the queue reports the broken contract
+        return responses.map((r: unknown) => (r instanceof Error ? r : toResponse(r)))
       },
-      {
-        maxBatchSize: batching.maxBatchSize,
-        batchWaitTimeoutS: batching.timeoutS,
-        strideS: batching.strideS,
-        allowSmallBatch: batching.allowSmallBatch,
-      },
+      { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch },
     )
-    if (!this.metrics.watched().has('fetch')) this.metrics.watch('fetch', this.batchedFetch as BatchControls<unknown>)
-    return this.batchedFetch(request)
+    this.#metrics.watch('fetch', batched)
+    return batched
+  }
+
+  /** A handle call of `method`: a batched method gets the call's signal and deadline directly. */
+  async invoke(method: string, args: unknown[], call: ReplicaCall = {}): Promise<Outcome> {
+    const started = performance.now()
+    let outcome: Outcome
+    try {
+      const instance = this.instance()
+      const fn = findCallable(instance, method)
+      if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
+      const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
+      const work = this.#ambient
+        ? runInContext(callContext('handle', call, deadline), () => fn.apply(instance, args))
+        : Promise.resolve(fn.apply(instance, args))
+      outcome = { ok: true, value: await withDeadline(work, deadline, call.signal) }
+    } catch (error) {
+      outcome = failure(error)
+    }
+    this.#handle.record(outcome.ok ? 200 : outcome.error.status, (performance.now() - started) / 1000)
+    return outcome
+  }
+
+  async metrics(): Promise<MetricsSnapshot> {
+    return this.#metrics.snapshot()
   }
 
   /**
@@ -121,9 +138,9 @@ export class Replica {
   async health(): Promise<ReplicaHealth> {
     const base = { deployment: this.deployment.name, replica: this.index }
     try {
-      const instance = this.getInstance() as { checkHealth?: () => unknown }
+      const instance = this.instance() as { checkHealth?: () => unknown }
       if (typeof instance.checkHealth === 'function') {
-        const verdict = await withDeadline(Promise.resolve(instance.checkHealth()), Date.now() + 30_000)
+        const verdict = await withDeadline(Promise.resolve(instance.checkHealth()), Date.now() + HEALTH_TIMEOUT_MS)
         if (verdict === false) return { ...base, healthy: false, message: 'checkHealth() returned false' }
       }
       return { ...base, healthy: true }
@@ -133,9 +150,9 @@ export class Replica {
   }
 
   /** The batched methods of a started replica and their options (functions shown by name). */
-  describe(): ReplicaDescription {
+  async describe(): Promise<ReplicaDescription> {
     const methods: ReplicaDescription['methods'] = {}
-    for (const [name, controls] of this.metrics.watched()) {
+    for (const [name, controls] of this.#metrics.watched()) {
       const { batchSizeFn, batchKey, maxQueuedRequests, ...plain } = controls.options
       methods[name] = {
         ...plain,
@@ -147,24 +164,21 @@ export class Replica {
     }
     return { deployment: this.deployment.name, replica: this.index, started: this.started, methods }
   }
+}
 
-  async call(method: string, args: unknown[], meta: CallMeta = {}): Promise<Outcome> {
-    const started = performance.now()
-    const deadline = meta.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
-    this.ongoing++
-    let outcome: Outcome
-    try {
-      const instance = this.getInstance()
-      const fn = findCallable(instance, method)
-      if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
-      const work = runInContext({ origin: 'handle', signal: meta.signal, deadline }, async () => fn.apply(instance, args))
-      outcome = { ok: true, value: await withDeadline(work, deadline, meta.signal) }
-    } catch (error) {
-      outcome = failure(error)
-    } finally {
-      this.ongoing--
-    }
-    this.metrics.request('handle', outcome.ok ? 200 : outcome.error.status, (performance.now() - started) / 1000)
-    return outcome
+const HTTP_ORIGIN = { origin: 'http' } as const
+
+/**
+ * The ambient context of one request or call inside the replica. The signal
+ * is read through the call only when the batch queue asks for it, so a
+ * request that never waits in a queue never makes one.
+ */
+function callContext(origin: 'http' | 'handle', call: ReplicaCall, deadline: number | undefined): RequestContext {
+  return {
+    origin,
+    deadline,
+    get signal() {
+      return call.signal
+    },
   }
 }

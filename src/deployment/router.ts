@@ -52,7 +52,7 @@ export class Router {
     const replica = this.tryAcquire()
     if (replica >= 0) return Promise.resolve(replica)
     const { maxQueuedRequests, name } = this.options
-    if (maxQueuedRequests !== -1 && this.waiting.count >= maxQueuedRequests) {
+    if (this.waiting.count >= maxQueuedRequests) {
       return Promise.reject(
         new BackPressureError(
           `deployment ${name} is at capacity: every replica holds maxOngoingRequests and ` +

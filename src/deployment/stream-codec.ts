@@ -4,8 +4,7 @@
  * the stream fails. Closing the reading side cancels the source iterator,
  * so a caller that stops listening frees its slot in the batch.
  */
-import { rebuildError } from './outcome.js'
-import { errorBody } from '../http/responses.js'
+import { errorFromJson, errorJson, type ErrorJson } from '../errors.js'
 
 export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value
@@ -21,8 +20,7 @@ export function encodeStream(source: AsyncIterable<unknown>): ReadableStream<Uin
         if (next.done) controller.close()
         else controller.enqueue(encoder.encode(JSON.stringify({ value: next.value }) + '\n'))
       } catch (error) {
-        const { status, body } = errorBody(error)
-        controller.enqueue(encoder.encode(JSON.stringify({ error: { ...body.error, status } }) + '\n'))
+        controller.enqueue(encoder.encode(JSON.stringify({ error: errorJson(error) }) + '\n'))
         controller.close()
       }
     },
@@ -43,9 +41,9 @@ export async function* decodeStream(stream: ReadableStream<Uint8Array>): AsyncGe
       buffered += decoder.decode(value, { stream: true })
       let newline: number
       while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = JSON.parse(buffered.slice(0, newline)) as { value?: unknown; error?: { type: string; message: string; status: number } }
+        const line = JSON.parse(buffered.slice(0, newline)) as { value?: unknown; error?: ErrorJson }
         buffered = buffered.slice(newline + 1)
-        if (line.error) throw rebuildError(line.error)
+        if (line.error) throw errorFromJson(line.error)
         yield line.value
       }
     }

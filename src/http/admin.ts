@@ -1,24 +1,9 @@
 import type { Deployment } from '../deployment/deployment.js'
-import type { ReplicaDescription, ReplicaHealth } from '../deployment/replica.js'
+import type { ReplicaEndpoint } from '../deployment/endpoint.js'
+import { replicaSetOf } from '../deployment/replica-set.js'
 import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js'
-import type { MetricsSnapshot } from '../metrics/registry.js'
 import { ingressDeployment, type IngressHandler } from './ingress.js'
 import { dashboardAsset } from './dashboard/assets.js'
-
-/** One replica as the admin routes see it: in-process on Node, a Durable Object stub on Workers. */
-export interface AdminReplica {
-  metrics(): Promise<MetricsSnapshot>
-  health(): Promise<ReplicaHealth>
-  describe(): Promise<ReplicaDescription>
-}
-
-export interface AdminSource {
-  /** Every replica of every deployment the app serves. */
-  replicas(): AdminReplica[]
-  /** The app's routes that lead to deployments. */
-  routes(): RouteInfo[]
-  deployments(): Deployment[]
-}
 
 export interface RouteInfo {
   method: string
@@ -26,16 +11,31 @@ export interface RouteInfo {
   deployment: string
 }
 
+interface AppRoutes {
+  routes: readonly { method: string; path: string; handler: unknown }[]
+}
+
 export const ADMIN_PREFIX = '/-/'
 
 /** Routes of the app that forward to a deployment (found by their ingress marker). */
-export function routesOf(app: { routes: readonly { method: string; path: string; handler: unknown }[] }): RouteInfo[] {
+export function routesOf(app: AppRoutes): RouteInfo[] {
   const found: RouteInfo[] = []
   for (const route of app.routes) {
     const deployment = (route.handler as Partial<IngressHandler>)[ingressDeployment]
     if (deployment) found.push({ method: route.method, path: route.path, deployment: deployment.name })
   }
   return found
+}
+
+/** Every replica of every deployment, from the env the app runs with (a missing binding has none). */
+function replicasOf(deployments: readonly Deployment[], env: unknown): ReplicaEndpoint[] {
+  return deployments.flatMap((deployment) => {
+    try {
+      return [...replicaSetOf(env, deployment).replicas]
+    } catch {
+      return []
+    }
+  })
 }
 
 const json = (body: unknown, status = 200) =>
@@ -47,35 +47,43 @@ const json = (body: unknown, status = 200) =>
 /**
  * The operational routes, the same on every runtime:
  * `/-/metrics` (Prometheus), `/-/metrics.json`, `/-/healthz`, `/-/routes`, `/-/dashboard`.
- * Returns undefined for paths that are not theirs.
+ * Replicas answer in process, over a worker thread's port, or over Durable
+ * Object RPC. Returns undefined for requests that are not theirs.
  */
-export async function handleAdmin(request: Request, source: AdminSource): Promise<Response | undefined> {
+export async function handleAdmin(
+  request: Request,
+  app: AppRoutes,
+  deployments: readonly Deployment[],
+  env: unknown,
+): Promise<Response | undefined> {
   const { pathname } = new URL(request.url)
   if (!pathname.startsWith(ADMIN_PREFIX) || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined
-  // Every replica's snapshot, merged: gathered over RPC on Workers.
-  const gather = async () => mergeSnapshots(await Promise.all(source.replicas().map((r) => r.metrics())))
+  const replicas = () => replicasOf(deployments, env)
   switch (pathname) {
     case '/-/metrics': {
-      const snapshot = await gather()
+      const snapshot = mergeSnapshots(await Promise.all(replicas().map((r) => r.metrics())))
       return new Response(renderPrometheus(snapshot), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE } })
     }
     case '/-/metrics.json': {
-      const snapshot = await gather()
+      const snapshot = mergeSnapshots(await Promise.all(replicas().map((r) => r.metrics())))
       return json({ time: Date.now(), metrics: snapshot })
     }
     case '/-/healthz': {
-      const replicas = await Promise.all(source.replicas().map((r) => r.health()))
-      const healthy = replicas.every((r) => r.healthy)
-      return json({ status: healthy ? 'ok' : 'unhealthy', replicas }, healthy ? 200 : 503)
+      const health = await Promise.all(replicas().map((r) => r.health()))
+      const healthy = health.every((r) => r.healthy)
+      return json({ status: healthy ? 'ok' : 'unhealthy', replicas: health }, healthy ? 200 : 503)
     }
     case '/-/routes': {
-      const descriptions = await Promise.all(source.replicas().map((r) => r.describe()))
-      const deployments = source.deployments().map((d) => ({
-        name: d.name,
-        options: d.options,
-        batchedMethods: descriptions.find((x) => x.deployment === d.name && x.started)?.methods ?? {},
-      }))
-      return json({ routes: source.routes(), deployments })
+      const descriptions = await Promise.all(replicas().map((r) => r.describe()))
+      return json({
+        routes: routesOf(app),
+        deployments: deployments.map((d) => ({
+          name: d.name,
+          // JSON has no Infinity; say it in words.
+          options: { ...d.options, maxQueuedRequests: d.options.maxQueuedRequests === Infinity ? 'unbounded' : d.options.maxQueuedRequests },
+          batchedMethods: descriptions.find((x) => x.deployment === d.name && x.started)?.methods ?? {},
+        })),
+      })
     }
     default:
       return dashboardAsset(pathname)

@@ -1,8 +1,9 @@
 import type { Context } from 'hono'
+import { deadlineFrom } from '../deployment/deadline.js'
 import type { Deployment } from '../deployment/deployment.js'
-import { deadlineFrom, withDeadline } from '../deployment/deadline.js'
-import { replicasIn } from '../deployment/namespace.js'
-import { errorResponse } from './responses.js'
+import { replicaSetOf } from '../deployment/replica-set.js'
+import { errorResponse } from '../deployment/responses.js'
+import { HttpCall } from './http-call.js'
 
 /** Marks ingress handlers, so a runtime can find the deployments an app routes to. */
 export const ingressDeployment: unique symbol = Symbol('edgeserve.ingress')
@@ -17,22 +18,23 @@ export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [i
  * ```
  *
  * The replicas are found in `c.env` under the deployment's binding: Durable
- * Objects on Workers, in-process replicas under `serve()` on Node. Every
- * failure becomes a JSON error with the right status (503 with Retry-After
- * when the deployment is at capacity, 504 past `requestTimeoutS`).
+ * Objects on Workers, in-process or thread replicas under `serve()` on Node.
+ * Every failure becomes a JSON error with the right status (503 with
+ * Retry-After when the deployment is at capacity, 504 past `requestTimeoutS`).
  */
 export function ingress(deployment: Deployment): IngressHandler {
+  const { requestTimeoutS } = deployment.options
   const handler = async (c: Context): Promise<Response> => {
-    const request = c.req.raw
     try {
-      const replicas = replicasIn(c.env, deployment)
-      const deadline = deadlineFrom(deployment.options.requestTimeoutS)
-      let replica = replicas.router.tryAcquire()
-      if (replica < 0) replica = await replicas.router.acquire(request.signal, deadline)
+      const { router, replicas } = replicaSetOf(c.env, deployment)
+      const call = new HttpCall(c.req.raw, c.env, deadlineFrom(requestTimeoutS))
+      let replica = router.tryAcquire()
+      if (replica < 0) replica = await router.acquire(call.signal, call.deadline)
       try {
-        return await withDeadline(replicas.stub(replica).fetch(request), deadline)
+        // The replica enforces the deadline where the work runs: one timer, not one per layer.
+        return await replicas[replica]!.fetch(c.req.raw, call)
       } finally {
-        replicas.router.release(replica)
+        router.release(replica)
       }
     } catch (error) {
       return errorResponse(error)

@@ -2,7 +2,7 @@ import { HTTPError } from '../errors.js'
 import type { Invoke } from '../deployment/handle.js'
 import { readJson } from './body.js'
 import { encodeStream, isAsyncIterable } from '../deployment/stream-codec.js'
-import { errorResponse } from './responses.js'
+import { errorResponse } from '../deployment/responses.js'
 
 /** Where remote handles call: POST /-/rpc/<app>/<deployment>/<method> with `{ "args": [...] }`. */
 export const RPC_PREFIX = '/-/rpc/'

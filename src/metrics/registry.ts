@@ -43,10 +43,18 @@ export class Counter {
   ) {}
 
   inc(labels: Labels, by = 1): void {
+    this.labels(labels).value += by
+  }
+
+  /**
+   * The sample for these labels, to keep and increment directly
+   * (`sample.value++`): the request path resolves its labels once, not per call.
+   */
+  labels(labels: Labels): CounterSample {
     const key = keyOf(labels)
-    const sample = this.values.get(key)
-    if (sample) sample.value += by
-    else this.values.set(key, { labels, value: by })
+    let sample = this.values.get(key)
+    if (!sample) this.values.set(key, (sample = { labels, value: 0 }))
+    return sample
   }
 
   family(): MetricFamily {
@@ -54,8 +62,32 @@ export class Counter {
   }
 }
 
+/** One labelled series of a histogram. */
+export class HistogramSeries {
+  /** Per bucket here, made cumulative in family(): one increment per observation. */
+  readonly counts: number[]
+  sum = 0
+  count = 0
+
+  constructor(
+    readonly labels: Labels,
+    private readonly buckets: number[],
+  ) {
+    this.counts = new Array<number>(buckets.length).fill(0)
+  }
+
+  observe(value: number): void {
+    const { buckets } = this
+    let i = 0
+    while (i < buckets.length && value > buckets[i]!) i++
+    if (i < buckets.length) this.counts[i]!++
+    this.sum += value
+    this.count++
+  }
+}
+
 export class Histogram {
-  private readonly values = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>()
+  private readonly values = new Map<string, HistogramSeries>()
   constructor(
     readonly name: string,
     readonly help: string,
@@ -63,15 +95,15 @@ export class Histogram {
   ) {}
 
   observe(labels: Labels, value: number): void {
+    this.labels(labels).observe(value)
+  }
+
+  /** The series for these labels, to keep and observe directly: labels resolved once, not per call. */
+  labels(labels: Labels): HistogramSeries {
     const key = keyOf(labels)
-    let sample = this.values.get(key)
-    if (!sample) this.values.set(key, (sample = { labels, counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 }))
-    // Counts are per bucket here and made cumulative in family(): one increment per observation.
-    let i = 0
-    while (i < this.buckets.length && value > this.buckets[i]!) i++
-    if (i < this.buckets.length) sample.counts[i]!++
-    sample.sum += value
-    sample.count++
+    let series = this.values.get(key)
+    if (!series) this.values.set(key, (series = new HistogramSeries(labels, this.buckets)))
+    return series
   }
 
   family(): MetricFamily {

@@ -2,7 +2,18 @@ import { batchedMethodsOf } from '../batching/decorator.js'
 import { isBatched, type BatchControls } from '../batching/batch.js'
 import type { QueueObserver } from '../batching/queue.js'
 import { log } from './log.js'
-import { MetricsRegistry, RATIO_BUCKETS, SECONDS_BUCKETS, SIZE_BUCKETS, type MetricsSnapshot } from './registry.js'
+import {
+  MetricsRegistry,
+  RATIO_BUCKETS,
+  SECONDS_BUCKETS,
+  SIZE_BUCKETS,
+  type Counter,
+  type CounterSample,
+  type Histogram,
+  type HistogramSeries,
+  type Labels,
+  type MetricsSnapshot,
+} from './registry.js'
 
 /** The batched methods of an instance: class fields made by batch(), and @batch methods. */
 export function batchedMethods(instance: object): Map<string, BatchControls<unknown>> {
@@ -69,15 +80,19 @@ export class ReplicaMetrics {
     })
   }
 
-  /** Watch every batched method of a freshly constructed instance. */
-  attach(instance: object): void {
-    for (const [method, controls] of batchedMethods(instance)) this.watch(method, controls)
+  /** Watch every batched method of a freshly constructed instance; returns how many it has. */
+  attach(instance: object): number {
+    const found = batchedMethods(instance)
+    for (const [method, controls] of found) this.watch(method, controls)
+    return found.size
   }
 
   /** Watch one batched function under a method name. */
-  watch(method: string, controls: BatchControls<unknown>): void {
-    this.methods.set(method, controls)
-    controls.observe(this.observerFor(method, controls))
+  watch<T>(method: string, controls: BatchControls<T>): void {
+    // Only the options' plain values and stats() are read here, never the item type.
+    const watched = controls as unknown as BatchControls<unknown>
+    this.methods.set(method, watched)
+    controls.observe(this.observerFor(method, watched))
   }
 
   /** Batched methods watched, with their options in force. */
@@ -85,10 +100,9 @@ export class ReplicaMetrics {
     return this.methods
   }
 
-  request(origin: 'http' | 'handle', status: number, seconds: number): void {
-    const labels = { ...this.labels, origin }
-    this.latency.observe(labels, seconds)
-    this.requests.inc({ ...labels, status: String(status) })
+  /** The meter for requests (origin 'http') or handle calls (origin 'handle'), labels resolved once. */
+  requestMeter(origin: 'http' | 'handle'): RequestMeter {
+    return new RequestMeter(this.requests, this.latency, { ...this.labels, origin })
   }
 
   snapshot(): MetricsSnapshot {
@@ -97,16 +111,22 @@ export class ReplicaMetrics {
 
   private observerFor(method: string, controls: BatchControls<unknown>): QueueObserver {
     const labels = { ...this.labels, method }
+    const queueTime = this.queueTime.labels(labels)
+    const batchSize = this.batchSize.labels(labels)
+    const batchWait = this.batchWait.labels(labels)
+    const utilization = this.utilization.labels(labels)
+    const batches = this.batches.labels(labels)
+    const batchExecution = this.batchExecution.labels(labels)
     return {
-      dequeued: (waitMs) => this.queueTime.observe(labels, waitMs / 1000),
+      dequeued: (waitMs) => queueTime.observe(waitMs / 1000),
       batchStarted: (size, units, waitMs) => {
-        this.batchSize.observe(labels, size)
-        this.batchWait.observe(labels, waitMs / 1000)
-        this.utilization.observe(labels, units / controls.options.maxBatchSize)
+        batchSize.observe(size)
+        batchWait.observe(waitMs / 1000)
+        utilization.observe(units / controls.options.maxBatchSize)
       },
       batchFinished: (size, waitMs, executionMs) => {
-        this.batches.inc(labels)
-        this.batchExecution.observe(labels, executionMs / 1000)
+        batches.value++
+        batchExecution.observe(executionMs / 1000)
         log.debug('batch', {
           deployment: labels.deployment,
           replica: Number(labels.replica),
@@ -117,6 +137,27 @@ export class ReplicaMetrics {
         })
       },
     }
+  }
+}
+
+/** Counts requests by status and times them, for one replica and origin. */
+export class RequestMeter {
+  private readonly latency: HistogramSeries
+  private readonly byStatus = new Map<number, CounterSample>()
+
+  constructor(
+    private readonly requests: Counter,
+    latency: Histogram,
+    private readonly labels: Labels,
+  ) {
+    this.latency = latency.labels(labels)
+  }
+
+  record(status: number, seconds: number): void {
+    this.latency.observe(seconds)
+    let sample = this.byStatus.get(status)
+    if (!sample) this.byStatus.set(status, (sample = this.requests.labels({ ...this.labels, status: String(status) })))
+    sample.value++
   }
 }
 

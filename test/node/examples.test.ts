@@ -24,7 +24,7 @@ let server: RunningServer
 let demoServer: RunningServer
 beforeAll(async () => {
   vi.spyOn(console, 'log').mockImplementation(() => undefined)
-  const echo = deployment(EchoBatch, { batching: { maxBatchSize: 4, timeoutS: 0.05 } })
+  const echo = deployment(EchoBatch, { batching: { maxBatchSize: 4, batchWaitTimeoutS: 0.05 } })
   server = await serve(new Hono().get('/echo', ingress(echo)), { port: 0, name: 'echo-app', handleSignals: false })
   demoServer = await serve(demo, { port: 0, name: 'demo', handleSignals: false })
 })

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deployment, getHandle } from '../../src/index.js'
-import { LocalNamespace } from '../../src/runtime/node/local-namespace.js'
+import { Replica } from '../../src/deployment/replica.js'
+import { ReplicaSet } from '../../src/deployment/replica-set.js'
 import { errorOf, request, type Answer, type RequestSpec } from './lib/http.js'
 import { rawExchange } from './lib/raw.js'
 import { Recorder } from './lib/record.js'
@@ -64,8 +65,8 @@ class Derived extends Guarded {
 describe('handles call only what the class declares', () => {
   it('in-process handles refuse the constructor, __proto__, prototype members and _-names', async () => {
     const guarded = deployment(Derived, { name: 'Guarded' })
-    const namespace = new LocalNamespace(guarded)
-    const handle = getHandle(guarded, { Guarded: namespace }) as unknown as Record<string, { remote(...a: unknown[]): Promise<unknown> }>
+    const replica = new Replica(guarded, 0)
+    const handle = getHandle(guarded, { Guarded: new ReplicaSet(guarded, [replica]) }) as unknown as Record<string, { remote(...a: unknown[]): Promise<unknown> }>
     expect(await handle.visible!.remote(1)).toBe(2)
     expect(await handle.more!.remote(2)).toBe(4)
     for (const name of [...FORBIDDEN, '']) {
@@ -78,7 +79,7 @@ describe('handles call only what the class declares', () => {
       recorder.scan(error!.message)
     }
     // Refused before anything ran: the getter was never read.
-    const instance = namespace.replicas[0]!.getInstance() as Guarded
+    const instance = replica.instance() as Guarded
     expect(instance.counter).toBe(0)
     recorder.fact('inProcessRefused', FORBIDDEN.length + 1)
   })

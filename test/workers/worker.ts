@@ -98,5 +98,10 @@ provideOrtWasm(ortWasm)
 export default serveWorker(app)
 export const SeedAdder = durableObject(adder)
 export const Recorder = durableObject(recorder)
-export const Slow = durableObject(slow)
+/** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
+export class Slow extends durableObject(slow) {
+  async resetForTest(reason: string): Promise<void> {
+    this.ctx.abort(reason)
+  }
+}
 export const BatchTextGenerator = durableObject(textGenerator)

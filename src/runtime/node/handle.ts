@@ -1,4 +1,5 @@
-import { invokerOf, makeHandle, type DeploymentHandle } from '../../deployment/handle.js'
+import { callThrough, makeHandle, type DeploymentHandle } from '../../deployment/handle.js'
+import { replicaSetOf } from '../../deployment/replica-set.js'
 import { DEFAULT_APP, findDeployment } from './registry.js'
 
 /**
@@ -13,5 +14,5 @@ import { DEFAULT_APP, findDeployment } from './registry.js'
  */
 export function getDeploymentHandle<I extends object>(name: string, options: { app?: string } = {}): DeploymentHandle<I> {
   const { deployment, env } = findDeployment(name, options.app ?? DEFAULT_APP)
-  return makeHandle<I>(invokerOf(deployment, env))
+  return makeHandle<I>(callThrough(() => replicaSetOf(env, deployment)))
 }

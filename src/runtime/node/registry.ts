@@ -8,7 +8,7 @@ export interface HostedApp {
   name: string
   /** Deployments by name. */
   deployments: Map<string, Deployment>
-  /** The env the app's fetch receives: a LocalNamespace per deployment binding. */
+  /** The env the app's fetch receives: a ReplicaSet under each deployment's binding, and `serve({ env })`. */
   env: Record<string, unknown>
 }
 
@@ -25,7 +25,7 @@ export function unregisterApp(name: string): void {
   apps.delete(name)
 }
 
-export function hostedApp(name: string): HostedApp | undefined {
+export function findApp(name: string): HostedApp | undefined {
   return apps.get(name)
 }
 

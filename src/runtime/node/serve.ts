@@ -1,16 +1,18 @@
-import { serve as listen } from '@hono/node-server'
+import { serve as listen, type Http2Bindings, type HttpBindings } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { Deployment } from '../../deployment/deployment.js'
-import { invokerOf, type Invoke } from '../../deployment/handle.js'
+import { callThrough, type Invoke } from '../../deployment/handle.js'
+import { Replica } from '../../deployment/replica.js'
+import { ReplicaSet, replicaSetOf } from '../../deployment/replica-set.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
-import { ADMIN_PREFIX, handleAdmin, routesOf, type AdminReplica, type AdminSource } from '../../http/admin.js'
-import { LocalNamespace } from './local-namespace.js'
+import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { setLogLevel, type LogLevel } from '../../metrics/log.js'
 import { captureServe, inReplicaThread } from './threads/hook.js'
-import { ThreadNamespace, type ThreadsOption } from './threads/namespace.js'
-import { DEFAULT_APP, hostedApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
+import { ThreadReplica, threadReplicas, type ThreadsOption } from './threads/thread-replica.js'
+import { DEFAULT_APP, findApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
+import { requestEnvClass } from './request-env.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
@@ -76,21 +78,21 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   }
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
   if (options.logLevel !== undefined) setLogLevel(options.logLevel)
-  const hosted = hostApp(app, options)
-  const threads = threadNamespaces(hosted)
+  const { hosted, threads } = hostDeployments(app, options)
   try {
-    await Promise.all(threads.map((namespace) => namespace.start()))
+    await Promise.all(threads.map((replica) => replica.start()))
   } catch (error) {
-    await Promise.all(threads.map((namespace) => namespace.close()))
+    await Promise.all(threads.map((replica) => replica.terminate()))
     throw error
   }
   registerApp(hosted)
-  const admin = adminSource(app, hosted)
+  const deployments = [...hosted.deployments.values()]
+  const RequestEnv = requestEnvClass(hosted.env)
 
   let inFlight = 0
   let draining = false
   let drained: (() => void) | undefined
-  const fetch = async (request: Request, nodeEnv: unknown): Promise<Response> => {
+  const fetch = async (request: Request, node: HttpBindings | Http2Bindings): Promise<Response> => {
     if (draining) {
       return Response.json(
         { error: { type: 'ShuttingDown', message: 'the server is shutting down' } },
@@ -99,13 +101,15 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     }
     inFlight++
     try {
-      const { pathname } = new URL(request.url)
-      if (rpcToken && pathname.startsWith(RPC_PREFIX)) return await handleRpc(request, rpcToken, invokerFor)
-      if (pathname.startsWith(ADMIN_PREFIX)) {
-        const answer = await handleAdmin(request, admin)
+      const env = new RequestEnv(node)
+      // Checked on the URL string: parsing a URL per request costs more than the routing after it.
+      const path = request.url.indexOf('/', request.url.indexOf('//') + 2)
+      if (path >= 0 && request.url.startsWith(ADMIN_PREFIX, path)) {
+        if (rpcToken && request.url.startsWith(RPC_PREFIX, path)) return await handleRpc(request, rpcToken, findCaller)
+        const answer = await handleAdmin(request, app, deployments, hosted.env)
         if (answer) return answer
       }
-      return await app.fetch(request, { ...(nodeEnv as object), ...hosted.env })
+      return await app.fetch(request, env)
     } finally {
       if (--inFlight === 0) drained?.()
     }
@@ -127,7 +131,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
       const finish = () => {
         server.closeAllConnections()
         unregisterApp(hosted.name)
-        for (const namespace of threads) void namespace.close()
+        for (const replica of threads) void replica.terminate()
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
       }
@@ -157,44 +161,35 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   }
 }
 
-function hostApp(app: ServableApp, options: ServeOptions): HostedApp {
+/**
+ * The deployments `app` routes to (and `options.deployments`), each as a
+ * ReplicaSet in the app's env under its binding: replicas in this process,
+ * or on worker threads for the deployments `options.threads` names.
+ */
+function hostDeployments(app: ServableApp, options: ServeOptions): { hosted: HostedApp; threads: ThreadReplica[] } {
   const deployments = deploymentsOf(app)
   for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
   const env: Record<string, unknown> = { ...options.env }
-  const { threads } = options
+  const threads: ThreadReplica[] = []
+  const { threads: threadsOption } = options
   for (const deployment of deployments.values()) {
-    const onThread = threads && (!threads.deployments || threads.deployments.includes(deployment.name))
-    env[deployment.options.binding] = onThread ? new ThreadNamespace(deployment, threads, options.env) : new LocalNamespace(deployment, env)
+    const onThread = threadsOption && (!threadsOption.deployments || threadsOption.deployments.includes(deployment.name))
+    let replicas: readonly (Replica | ThreadReplica)[]
+    if (onThread) {
+      const onThreads = threadReplicas(deployment, threadsOption, options.env)
+      threads.push(...onThreads)
+      replicas = onThreads
+    } else {
+      replicas = Array.from({ length: deployment.options.numReplicas }, (_, i) => new Replica(deployment, i, env))
+    }
+    env[deployment.options.binding] = new ReplicaSet(deployment, replicas)
   }
-  return { name: options.name ?? DEFAULT_APP, deployments, env }
+  return { hosted: { name: options.name ?? DEFAULT_APP, deployments, env }, threads }
 }
 
-function threadNamespaces(hosted: HostedApp): ThreadNamespace[] {
-  return [...hosted.deployments.values()]
-    .map((deployment) => hosted.env[deployment.options.binding])
-    .filter((namespace): namespace is ThreadNamespace => namespace instanceof ThreadNamespace)
-}
-
-function adminSource(app: ServableApp, hosted: HostedApp): AdminSource {
-  const replicas = [...hosted.deployments.values()].flatMap((deployment): AdminReplica[] => {
-    const namespace = hosted.env[deployment.options.binding] as LocalNamespace | ThreadNamespace
-    // Thread replicas answer over their worker's message port.
-    if (namespace instanceof ThreadNamespace) return namespace.replicas
-    return namespace.replicas.map((replica) => ({
-      metrics: async () => replica.metrics.snapshot(),
-      health: () => replica.health(),
-      describe: async () => replica.describe(),
-    }))
-  })
-  return {
-    replicas: () => replicas,
-    routes: () => routesOf(app),
-    deployments: () => [...hosted.deployments.values()],
-  }
-}
-
-function invokerFor(appName: string, name: string): Invoke | undefined {
-  const app = hostedApp(appName)
+/** The remote-handle route's lookup: how to call deployment `name` of app `appName`, if it is served here. */
+function findCaller(appName: string, name: string): Invoke | undefined {
+  const app = findApp(appName)
   const deployment = app?.deployments.get(name)
-  return app && deployment ? invokerOf(deployment, app.env) : undefined
+  return app && deployment ? callThrough(() => replicaSetOf(app.env, deployment)) : undefined
 }

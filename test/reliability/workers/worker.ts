@@ -75,5 +75,10 @@ const app = new Hono<{ Bindings: Env }>()
   })
 
 export default serveWorker(app)
-export const SlowBatch = durableObject(slowBatch)
+/** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
+export class SlowBatch extends durableObject(slowBatch) {
+  async resetForTest(reason: string): Promise<void> {
+    this.ctx.abort(reason)
+  }
+}
 export const Narrow = durableObject(narrow)

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { deployment, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
-import { replicasIn } from '../../../src/deployment/namespace.js'
+import { replicaSetOf } from '../../../src/deployment/replica-set.js'
 import { BackPressureError, RequestCancelledError } from '../../../src/index.js'
 
 class Model {
@@ -19,7 +19,7 @@ describe('deployment()', () => {
       name: 'Model',
       numReplicas: 1,
       maxOngoingRequests: 100,
-      maxQueuedRequests: -1,
+      maxQueuedRequests: Infinity,
       requestTimeoutS: undefined,
       batching: undefined,
       binding: 'Model',
@@ -34,21 +34,23 @@ describe('deployment()', () => {
     expectTypeOf(d.bind).parameters.toEqualTypeOf<[task: string, size: number]>()
   })
 
-  it('fills in the batching config of seed 002', () => {
-    const d = deployment(Model, { batching: { maxBatchSize: 32, timeoutS: 0.1 } })
-    expect(d.options.batching).toEqual({ maxBatchSize: 32, timeoutS: 0.1, strideS: 0, allowSmallBatch: true })
+  it("fills in Ray's batching_config with the defaults of batch()", () => {
+    const d = deployment(Model, { batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1 } })
+    expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true })
   })
 
   const bad: [Record<string, unknown>, RegExp][] = [
     [{ numReplicas: 0 }, /numReplicas must be a positive integer .*received 0/],
     [{ maxOngoingRequests: 'many' }, /maxOngoingRequests must be a positive integer, received "many"/],
-    [{ maxQueuedRequests: 0 }, /maxQueuedRequests \(or -1 for unbounded\)/],
+    [{ maxQueuedRequests: 0 }, /maxQueuedRequests \(or Infinity for unbounded\)/],
+    [{ maxQueuedRequests: -1 }, /-1 no longer means unbounded; pass Infinity/],
+    [{ batching: { timeoutS: 0.1 } }, /batching\.timeoutS is now called batchWaitTimeoutS/],
     [{ requestTimeoutS: 0 }, /requestTimeoutS must be more than 0 seconds/],
     [{ requestTimeoutS: -1 }, /requestTimeoutS .*received -1/],
     [{ name: 'has space' }, /deployment name must be .*received "has space"/],
     [{ name: 'a-b' }, /binding must be a valid wrangler binding name .*received "a-b"/],
     [{ batching: { maxBatchSize: 0 } }, /batching\.maxBatchSize must be a positive integer/],
-    [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, timeoutS/],
+    [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, batchWaitTimeoutS/],
     [{ replicas: 2 }, /deployment\(\) has no option "replicas"/],
   ]
   for (const [options, message] of bad) {
@@ -69,15 +71,15 @@ describe('deployment()', () => {
 describe('finding replicas', () => {
   it('a missing binding fails with the wrangler.toml lines to add', () => {
     const d = deployment(Model, { name: 'Model' })
-    expect(() => replicasIn({}, d)).toThrow(
+    expect(() => replicaSetOf({}, d)).toThrow(
       /env\.Model is missing\. On Workers, add to wrangler\.toml:\n\[\[durable_objects\.bindings\]\]\nname = "Model"\nclass_name = "Model"/,
     )
-    expect(() => replicasIn(undefined, d)).toThrow(/serve the app with serve\(\) from edgeserve\/node/)
+    expect(() => replicaSetOf(undefined, d)).toThrow(/serve the app with serve\(\) from edgeserve\/node/)
   })
 })
 
 describe('Router', () => {
-  const options = (numReplicas: number, maxOngoingRequests: number, maxQueuedRequests = -1) =>
+  const options = (numReplicas: number, maxOngoingRequests: number, maxQueuedRequests = Infinity) =>
     deployment(Model, { numReplicas, maxOngoingRequests, maxQueuedRequests }).options
 
   it('holds each replica to maxOngoingRequests and spreads load by power of two choices', () => {

@@ -46,7 +46,7 @@ describe('replica metrics', () => {
     const metrics = new ReplicaMetrics('Model', 0)
     metrics.attach(instance)
     await Promise.all([1, 2, 3, 4, 5].map((x) => instance.predict(x)))
-    metrics.request('http', 200, 0.01)
+    metrics.requestMeter('http').record(200, 0.01)
     const families = Object.fromEntries(metrics.snapshot().map((f) => [f.name, f]))
     const sizes = families.edgeserve_batch_size!
     expect(sizes.type).toBe('histogram')

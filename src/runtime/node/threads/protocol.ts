@@ -1,16 +1,17 @@
 /**
  * Messages between the server thread and a replica's worker thread.
  *
- * Requests cross as method, URL, headers and body bytes (the body ArrayBuffer
- * is transferred, not copied); responses come back as status, headers and
- * body bytes. A `text/event-stream` response is relayed chunk by chunk;
- * any other body is buffered in the worker and sent whole.
+ * Requests cross as method, URL, headers and body bytes (the body's
+ * ArrayBuffer is transferred, not copied); responses come back as status,
+ * headers and body bytes. A `text/event-stream` response, and a handle call
+ * whose result is a stream (NDJSON, see stream-codec.ts), are relayed chunk
+ * by chunk; any other body is buffered in the worker and sent whole.
  */
-import type { CallMeta, ReplicaDescription, ReplicaHealth } from '../../../deployment/replica.js'
+import type { ReplicaDescription, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 
-export type Headers = [string, string][]
+export type HeaderList = [string, string][]
 
 /** Given to each worker at start (`workerData`). */
 export interface ThreadWorkerData {
@@ -20,6 +21,8 @@ export interface ThreadWorkerData {
   module: string
   deployment: string
   replica: number
+  /** How many replicas of this deployment run on threads: they share the machine's cores. */
+  replicasOnThreads: number
   /** The structured-cloneable part of `serve({ env })`. */
   env: Record<string, unknown>
   /** Register tsx in the worker (the server thread was not started through tsx). */
@@ -29,19 +32,34 @@ export interface ThreadWorkerData {
 export type AdminQuery = 'metrics' | 'health' | 'describe'
 
 export type ToWorker =
-  | { type: 'fetch'; id: number; method: string; url: string; headers: Headers; body: ArrayBuffer | null }
-  | { type: 'invoke'; id: number; method: string; args: unknown[]; meta: Omit<CallMeta, 'signal'> }
+  | {
+      type: 'fetch'
+      id: number
+      method: string
+      url: string
+      headers: HeaderList
+      body: ArrayBuffer | null
+      deadline: number | undefined
+    }
+  | { type: 'invoke'; id: number; method: string; args: unknown[]; deadline: number | undefined }
   | { type: 'abort'; id: number }
   | { type: 'admin'; id: number; query: AdminQuery }
+
+/** A call's outcome that crosses as one message: not a stream. */
+export type WholeOutcome = Exclude<Outcome, { stream: ReadableStream<Uint8Array> }>
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
   /** A whole response (`body` null for none). */
-  | { type: 'response'; id: number; status: number; statusText: string; headers: Headers; body: ArrayBuffer | null }
+  | { type: 'response'; id: number; status: number; statusText: string; headers: HeaderList; body: ArrayBuffer | null }
   /** The head of a streamed response; `chunk` messages and one `end` follow. */
-  | { type: 'head'; id: number; status: number; statusText: string; headers: Headers }
+  | { type: 'head'; id: number; status: number; statusText: string; headers: HeaderList }
+  /** A call's result is a stream: NDJSON `chunk` messages and one `end` follow. */
+  | { type: 'stream'; id: number }
   | { type: 'chunk'; id: number; bytes: ArrayBuffer }
   | { type: 'end'; id: number; error?: string }
-  | { type: 'outcome'; id: number; outcome: Outcome }
-  | { type: 'admin'; id: number; value: MetricsSnapshot | ReplicaHealth | ReplicaDescription }
+  | { type: 'outcome'; id: number; outcome: WholeOutcome }
+  | { type: 'metrics'; id: number; snapshot: MetricsSnapshot }
+  | { type: 'health'; id: number; health: ReplicaHealth }
+  | { type: 'describe'; id: number; description: ReplicaDescription }

@@ -4,13 +4,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
-import { failure, type Outcome } from '../../../deployment/outcome.js'
 import { Replica } from '../../../deployment/replica.js'
-import { EdgeServeError, RequestCancelledError } from '../../../errors.js'
+import { errorResponse } from '../../../deployment/responses.js'
+import { encodeStream, isAsyncIterable } from '../../../deployment/stream-codec.js'
+import { EdgeServeError, RequestCancelledError, errorJson } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
-import { errorResponse } from '../../../http/responses.js'
 import { onServeCaptured } from './hook.js'
-import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
+import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
 
 const data = workerData as ThreadWorkerData
 const port = parentPort!
@@ -60,7 +60,11 @@ function locate(): Promise<{ deployment: Deployment; env: Record<string, unknown
 let replica: Replica | undefined
 const backlog: ToWorker[] = []
 /** Per request or call: its abort controller, and the reader of a streamed body. */
-const live = new Map<number, { controller: AbortController; reader?: ReadableStreamDefaultReader<Uint8Array> }>()
+interface Live {
+  controller: AbortController
+  reader?: ReadableStreamDefaultReader<Uint8Array>
+}
+const live = new Map<number, Live>()
 
 port.on('message', (message: ToWorker) => {
   if (replica) handle(replica, message)
@@ -96,71 +100,79 @@ function handle(replica: Replica, message: ToWorker): void {
   }
 }
 
+const headersOf = (response: Response): HeaderList => [...response.headers]
+
 async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: 'fetch' }>): Promise<void> {
   const { id } = message
-  const entry: { controller: AbortController; reader?: ReadableStreamDefaultReader<Uint8Array> } = {
-    controller: new AbortController(),
-  }
+  const entry: Live = { controller: new AbortController() }
   live.set(id, entry)
   try {
-    const request = new Request(message.url, {
-      method: message.method,
-      headers: message.headers,
-      body: message.body,
-      signal: entry.controller.signal,
-    })
-    let response = await replica.fetch(request)
-    const head = { id, status: response.status, statusText: response.statusText, headers: [...response.headers] as [string, string][] }
+    const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
+    let response = await replica.fetch(request, { signal: entry.controller.signal, deadline: message.deadline })
     const streamed = response.body !== null && /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
     if (!streamed) {
-      let body: ArrayBuffer | null = null
+      let body: ArrayBuffer | null
       try {
         body = response.body === null ? null : await response.arrayBuffer()
       } catch (error) {
         response = errorResponse(error)
         body = await response.arrayBuffer()
-        Object.assign(head, { status: response.status, statusText: response.statusText, headers: [...response.headers] })
       }
-      post({ type: 'response', ...head, body }, body ? [body] : [])
+      const { status, statusText } = response
+      post({ type: 'response', id, status, statusText, headers: headersOf(response), body }, body ? [body] : [])
       return
     }
-    post({ type: 'head', ...head })
-    const reader = response.body!.getReader()
-    entry.reader = reader
-    try {
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) break
-        const bytes = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value.buffer : value.slice().buffer
-        post({ type: 'chunk', id, bytes: bytes as ArrayBuffer }, [bytes as ArrayBuffer])
-      }
-      post({ type: 'end', id })
-    } catch (error) {
-      post({ type: 'end', id, error: error instanceof Error ? error.message : String(error) })
-    }
+    post({ type: 'head', id, status: response.status, statusText: response.statusText, headers: headersOf(response) })
+    await relay(id, entry, response.body!)
   } catch (error) {
     // Replica.fetch never throws; building the Request may (a bad header, say).
     const response = errorResponse(error)
     const body = await response.arrayBuffer()
-    post({ type: 'response', id, status: response.status, statusText: response.statusText, headers: [...response.headers], body }, [body])
+    post({ type: 'response', id, status: response.status, statusText: response.statusText, headers: headersOf(response), body }, [body])
   } finally {
     live.delete(id)
   }
 }
 
+/** Send a body chunk by chunk (transferring each buffer), then `end`; an abort cancels the reader. */
+async function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader()
+  entry.reader = reader
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      const bytes = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value.buffer : value.slice().buffer
+      post({ type: 'chunk', id, bytes: bytes as ArrayBuffer }, [bytes as ArrayBuffer])
+    }
+    post({ type: 'end', id })
+  } catch (error) {
+    post({ type: 'end', id, error: error instanceof Error ? error.message : String(error) })
+  }
+}
+
 async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 'invoke' }>): Promise<void> {
   const { id } = message
-  const controller = new AbortController()
-  live.set(id, { controller })
+  const entry: Live = { controller: new AbortController() }
+  live.set(id, entry)
   try {
-    const outcome = await replica.call(message.method, message.args, { ...message.meta, signal: controller.signal })
+    const outcome = await replica.invoke(message.method, message.args, { signal: entry.controller.signal, deadline: message.deadline })
+    if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) {
+      // An iterator cannot cross to another thread; its NDJSON bytes can.
+      post({ type: 'stream', id })
+      await relay(id, entry, encodeStream(outcome.value))
+      return
+    }
+    if ('stream' in outcome) {
+      post({ type: 'stream', id })
+      await relay(id, entry, outcome.stream)
+      return
+    }
     try {
       post({ type: 'outcome', id, outcome })
     } catch {
-      const unsendable: Outcome = failure(
-        new EdgeServeError(500, `the result of ${message.method}() cannot be sent from its replica thread (it is not structured-cloneable)`),
-      )
-      post({ type: 'outcome', id, outcome: unsendable })
+      const unsendable = new EdgeServeError(500, `the result of ${message.method}() cannot be sent from its replica thread (it is not structured-cloneable)`)
+      post({ type: 'outcome', id, outcome: { ok: false, error: errorJson(unsendable) } })
     }
   } finally {
     live.delete(id)
@@ -168,7 +180,13 @@ async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 
 }
 
 async function serveAdmin(replica: Replica, message: Extract<ToWorker, { type: 'admin' }>): Promise<void> {
-  const value =
-    message.query === 'metrics' ? replica.metrics.snapshot() : message.query === 'health' ? await replica.health() : replica.describe()
-  post({ type: 'admin', id: message.id, value })
+  const { id } = message
+  switch (message.query) {
+    case 'metrics':
+      return post({ type: 'metrics', id, snapshot: await replica.metrics() })
+    case 'health':
+      return post({ type: 'health', id, health: await replica.health() })
+    case 'describe':
+      return post({ type: 'describe', id, description: await replica.describe() })
+  }
 }

@@ -1,0 +1,41 @@
+import type { MetricsSnapshot } from '../metrics/registry.js'
+import type { Outcome } from './outcome.js'
+
+/** What one request or handle call carries into a replica. */
+export interface ReplicaCall {
+  /** Aborts when the caller goes away (the client hung up, the handle call was cancelled). */
+  readonly signal?: AbortSignal | undefined
+  /** Epoch milliseconds; past it the call fails with 504. */
+  readonly deadline?: number | undefined
+  /** Safe to retry on a fresh replica if this one resets mid-call (Durable Objects). */
+  readonly idempotent?: boolean | undefined
+}
+
+export interface ReplicaHealth {
+  deployment: string
+  replica: number
+  healthy: boolean
+  message?: string
+}
+
+export interface ReplicaDescription {
+  deployment: string
+  replica: number
+  started: boolean
+  methods: Record<string, Record<string, unknown>>
+}
+
+/**
+ * One replica as the router, handles and admin routes see it, wherever it
+ * runs. Three implementations: `Replica` itself (in this process), a worker
+ * thread's client (`runtime/node/threads`), a Durable Object's client
+ * (`runtime/workers`). None of them throws for a request's own failure:
+ * HTTP errors come back as JSON error responses, call errors as outcomes.
+ */
+export interface ReplicaEndpoint {
+  fetch(request: Request, call: ReplicaCall): Promise<Response>
+  invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome>
+  metrics(): Promise<MetricsSnapshot>
+  health(): Promise<ReplicaHealth>
+  describe(): Promise<ReplicaDescription>
+}

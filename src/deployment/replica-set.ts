@@ -1,0 +1,70 @@
+import { HTTPError } from '../errors.js'
+import type { Deployment } from './deployment.js'
+import type { ReplicaEndpoint } from './endpoint.js'
+import { Router } from './router.js'
+
+/** A deployment's replicas, and the router that spreads requests over them. */
+export class ReplicaSet {
+  readonly router: Router
+
+  constructor(
+    readonly deployment: Deployment,
+    readonly replicas: readonly ReplicaEndpoint[],
+  ) {
+    this.router = new Router(deployment.options)
+  }
+}
+
+/**
+ * Turns what a runtime put in `env` under a deployment's binding into its
+ * replicas, or undefined if the value is not that runtime's. The Workers
+ * adapter registers one for Durable Object namespaces; on Node, `serve()`
+ * puts a `ReplicaSet` in the env itself.
+ */
+export type BindingAdapter = (binding: unknown, deployment: Deployment) => ReplicaSet | undefined
+
+const adapters = new Set<BindingAdapter>()
+
+export function registerBindingAdapter(adapter: BindingAdapter): void {
+  adapters.add(adapter)
+}
+
+/** The replicas of `deployment` in `env`, found by its binding name. */
+export function replicaSetOf(env: unknown, deployment: Deployment): ReplicaSet {
+  const binding = env && typeof env === 'object' ? (env as Record<string, unknown>)[deployment.options.binding] : undefined
+  if (binding instanceof ReplicaSet) return binding
+  if (binding !== undefined) {
+    for (const adapt of adapters) {
+      const set = adapt(binding, deployment)
+      if (set) return set
+    }
+  }
+  throw missingBinding(deployment)
+}
+
+/** A replica's name: the Durable Object name on Workers, the thread name on Node. */
+export function replicaName(deployment: Deployment, replica: number): string {
+  return `${deployment.name}/${replica}`
+}
+
+/** The index in a name made by replicaName(); a RangeError for any other name. */
+export function replicaIndexOf(deployment: Deployment, name: string): number {
+  const index = Number(name.slice(name.lastIndexOf('/') + 1))
+  if (!Number.isInteger(index) || index < 0 || index >= deployment.options.numReplicas || replicaName(deployment, index) !== name) {
+    throw new RangeError(`no replica ${JSON.stringify(name)} in deployment ${deployment.name}`)
+  }
+  return index
+}
+
+function missingBinding(deployment: Deployment): HTTPError {
+  const { binding } = deployment.options
+  return new HTTPError(
+    500,
+    `no replicas found for deployment ${deployment.name}: env.${binding} is missing. ` +
+      `On Workers, add to wrangler.toml:\n` +
+      `[[durable_objects.bindings]]\nname = "${binding}"\nclass_name = "${binding}"\n` +
+      `[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["${binding}"]\n` +
+      `and export const ${binding} = durableObject(${deployment.name}) from the Worker. ` +
+      `On Node, serve the app with serve() from edgeserve/node.`,
+  )
+}

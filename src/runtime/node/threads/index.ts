@@ -1,2 +1,0 @@
-export { ThreadNamespace, ThreadReplica, type ThreadsOption } from './namespace.js'
-export { inReplicaThread } from './hook.js'

@@ -1,0 +1,288 @@
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { Deployment } from '../../../deployment/deployment.js'
+import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../../deployment/endpoint.js'
+import type { Outcome } from '../../../deployment/outcome.js'
+import { errorResponse } from '../../../deployment/responses.js'
+import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../../errors.js'
+import type { MetricsSnapshot } from '../../../metrics/registry.js'
+import type { AdminQuery, FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
+
+/**
+ * `serve(app, { threads })`: run replicas on worker threads.
+ *
+ * Each replica of each chosen deployment gets its own `worker_threads`
+ * Worker, so a CPU-bound model (one `session.run` at a time per replica) uses
+ * as many cores as there are replicas, and the server thread keeps only HTTP
+ * parsing and routing. A deployment with `numReplicas: 1` still moves off the
+ * server thread.
+ *
+ * A worker cannot receive a class or a closure, so it imports `module` itself
+ * and finds the deployment there by name: an exported deployment, an exported
+ * Hono app that routes to it, or the app that module passes to `serve()` at
+ * top level (that serve() call never returns inside the worker, so a file
+ * may both export its app and serve it: `threads: { module: import.meta.url }`).
+ * `edgeserve run file.ts --threads` passes the file for you.
+ */
+export interface ThreadsOption {
+  /** URL (or path) of the module that exports the app, or that calls serve() with it: usually `import.meta.url`. */
+  module: string | URL
+  /** Names of the deployments to run on threads; default every deployment served. The rest stay in-process. */
+  deployments?: readonly string[]
+}
+
+/** The part of `serve({ env })` a worker can receive: structured-cloneable values. Functions and bindings stay behind. */
+function cloneableEnv(env: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(env ?? {})) {
+    if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) !== Object.prototype && !Array.isArray(value)) continue
+    try {
+      out[key] = structuredClone(value)
+    } catch {
+      // not cloneable: not visible to thread replicas
+    }
+  }
+  return out
+}
+
+export function moduleUrl(module: string | URL): string {
+  const text = String(module)
+  return /^[a-z][a-z0-9+.-]*:/i.test(text) && !/^[a-z]:[\\/]/i.test(text) ? text : pathToFileURL(text).href
+}
+
+const BOOTSTRAP = new URL('./bootstrap.mjs', import.meta.url)
+
+/**
+ * Workers do not inherit the module hooks of the tsx CLI (it registers them
+ * in its own preflight, not through execArgv), so each worker registers tsx
+ * itself, except when the process was started with `--import tsx` (then the
+ * worker's inherited execArgv does it).
+ */
+const hasTsx = () => process.execArgv.some((arg, i, all) => /^--(import|loader)(=tsx|$)/.test(arg) && (arg.endsWith('=tsx') || all[i + 1] === 'tsx'))
+
+/** One ThreadReplica per replica of `deployment`; each starts its worker on `start()` or on first use. */
+export function threadReplicas(deployment: Deployment, threads: ThreadsOption, env?: Record<string, unknown>): ThreadReplica[] {
+  const base = { module: moduleUrl(threads.module), deployment: deployment.name, env: cloneableEnv(env), registerTsx: !hasTsx() }
+  return Array.from(
+    { length: deployment.options.numReplicas },
+    (_, i) => new ThreadReplica({ ...base, replica: i, replicasOnThreads: deployment.options.numReplicas, edgeserveReplicaThread: true }),
+  )
+}
+
+type Answer = Extract<FromWorker, { type: 'response' | 'head' | 'outcome' | 'stream' | 'metrics' | 'health' | 'describe' }>
+
+/** One request or call in flight to the worker, until its answer (and streamed body, if any) is complete. */
+interface Exchange {
+  resolve(answer: Answer, body?: ReadableStream<Uint8Array>): void
+  reject(error: Error): void
+  /** Set while a streamed body is being relayed. */
+  body?: ReadableStreamDefaultController<Uint8Array>
+  /** Drop the abort listener and the deadline timer. */
+  done(): void
+}
+
+/**
+ * One replica on its own worker thread, as the router and admin routes see
+ * it: requests, calls and admin queries cross as messages (see
+ * protocol.ts), and the client's disconnect crosses as an `abort` message.
+ */
+export class ThreadReplica implements ReplicaEndpoint {
+  #worker: Worker | undefined
+  #ready: Promise<void> | undefined
+  readonly #exchanges = new Map<number, Exchange>()
+  #nextId = 1
+  #closed = false
+
+  constructor(private readonly data: ThreadWorkerData) {}
+
+  get name(): string {
+    return `${this.data.deployment}/${this.data.replica}`
+  }
+
+  /** Spawn the worker (again, after a crash) and wait until it hosts the replica. */
+  start(): Promise<void> {
+    if (this.#closed) return Promise.reject(new ReplicaUnavailableError('the server is shutting down'))
+    return (this.#ready ??= new Promise<void>((resolve, reject) => {
+      const worker = new Worker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name })
+      this.#worker = worker
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'ready') resolve()
+        else if (message.type === 'failed') {
+          reject(new Error(`replica ${this.name} could not start in its thread: ${message.message}`))
+          void worker.terminate()
+        } else this.#receive(message)
+      })
+      worker.on('error', (error) => {
+        reject(error)
+        this.#lost(worker, error)
+      })
+      worker.on('exit', (code) => {
+        reject(new Error(`the thread of replica ${this.name} exited with code ${code}`))
+        this.#lost(worker, new Error(`exit code ${code}`))
+      })
+    }))
+  }
+
+  async fetch(request: Request, call: ReplicaCall): Promise<Response> {
+    try {
+      // GET and HEAD carry no body: asking would make @hono/node-server build a whole Request.
+      const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer()
+      const message = { method: request.method, url: request.url, headers: [...request.headers], body, deadline: call.deadline }
+      const { answer, body: streamed } = await this.#exchange((id) => ({ type: 'fetch', id, ...message }), body ? [body] : [], call)
+      if (answer.type === 'head') return new Response(streamed ?? null, answer)
+      if (answer.type === 'response') return new Response(answer.body, answer)
+      throw new Error(`replica ${this.name} answered a request with a ${answer.type} message`)
+    } catch (error) {
+      return errorResponse(error)
+    }
+  }
+
+  async invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
+    try {
+      const { answer, body } = await this.#exchange((id) => ({ type: 'invoke', id, method, args, deadline: call.deadline }), [], call)
+      if (answer.type === 'stream' && body) return { ok: true, stream: body }
+      if (answer.type === 'outcome') return answer.outcome
+      throw new Error(`replica ${this.name} answered a call with a ${answer.type} message`)
+    } catch (error) {
+      if ((error as { name?: string }).name === 'DataCloneError') {
+        const message = `the arguments of ${method}() cannot be sent to a replica thread (they are not structured-cloneable)`
+        return { ok: false, error: { type: 'HTTPError', message, status: 400 } }
+      }
+      return { ok: false, error: errorJson(error) }
+    }
+  }
+
+  async metrics(): Promise<MetricsSnapshot> {
+    const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'metrics' }), [], {})
+    if (answer.type !== 'metrics') throw new Error(`replica ${this.name} answered metrics with a ${answer.type} message`)
+    return answer.snapshot
+  }
+
+  async health(): Promise<ReplicaHealth> {
+    try {
+      const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'health' }), [], {})
+      if (answer.type !== 'health') throw new Error(`replica ${this.name} answered health with a ${answer.type} message`)
+      return answer.health
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      return { deployment: this.data.deployment, replica: this.data.replica, healthy: false, message }
+    }
+  }
+
+  async describe(): Promise<ReplicaDescription> {
+    const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'describe' }), [], {})
+    if (answer.type !== 'describe') throw new Error(`replica ${this.name} answered describe with a ${answer.type} message`)
+    return answer.description
+  }
+
+  async terminate(): Promise<void> {
+    this.#closed = true
+    const worker = this.#worker
+    if (worker) {
+      this.#lost(worker, new Error('terminated'))
+      await worker.terminate()
+    }
+  }
+
+  /**
+   * Send the message built for a fresh id and wait for its answer. The
+   * call's signal aborting posts an `abort`; its deadline passing answers
+   * 504 here even if the worker is stuck in a CPU-bound loop.
+   */
+  async #exchange(
+    build: (id: number) => ToWorker,
+    transfer: ArrayBuffer[],
+    call: ReplicaCall,
+  ): Promise<{ answer: Answer; body: ReadableStream<Uint8Array> | undefined }> {
+    if (!this.#ready || !this.#worker) await this.start()
+    else await this.#ready
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      const { signal, deadline } = call
+      const abort = () => this.#post({ type: 'abort', id })
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const exchange: Exchange = {
+        resolve: (answer, body) => resolve({ answer, body }),
+        reject,
+        done: () => {
+          signal?.removeEventListener('abort', abort)
+          if (timer !== undefined) clearTimeout(timer)
+        },
+      }
+      if (deadline !== undefined) {
+        timer = setTimeout(() => {
+          abort()
+          this.#settle(id, (it) => it.reject(new RequestTimeoutError()))
+        }, Math.max(0, deadline - Date.now()))
+      }
+      this.#exchanges.set(id, exchange)
+      try {
+        this.#post(build(id), transfer)
+      } catch (error) {
+        this.#exchanges.delete(id)
+        exchange.done()
+        reject(error instanceof Error ? error : new Error(String(error)))
+        return
+      }
+      if (signal?.aborted) abort()
+      else signal?.addEventListener('abort', abort, { once: true })
+    })
+  }
+
+  /** End exchange `id`: forget it, drop its listeners, then `finish` it. */
+  #settle(id: number, finish: (exchange: Exchange) => void): void {
+    const exchange = this.#exchanges.get(id)
+    if (!exchange) return
+    this.#exchanges.delete(id)
+    exchange.done()
+    finish(exchange)
+  }
+
+  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' }>): void {
+    const exchange = this.#exchanges.get(message.id)
+    if (!exchange) return
+    switch (message.type) {
+      case 'head':
+      case 'stream': {
+        // A streamed body follows as chunks; the exchange lasts until its end.
+        const body = new ReadableStream<Uint8Array>({
+          start: (controller) => {
+            exchange.body = controller
+          },
+          cancel: () => this.#settle(message.id, () => this.#post({ type: 'abort', id: message.id })),
+        })
+        exchange.resolve(message, body)
+        return
+      }
+      case 'chunk':
+        exchange.body?.enqueue(new Uint8Array(message.bytes))
+        return
+      case 'end':
+        this.#settle(message.id, (it) => {
+          if (message.error) it.body?.error(new Error(message.error))
+          else it.body?.close()
+        })
+        return
+      default:
+        this.#settle(message.id, (it) => it.resolve(message))
+    }
+  }
+
+  /** The worker is gone: fail what it held; the next request starts a new one. */
+  #lost(worker: Worker, cause: Error): void {
+    if (this.#worker !== worker) return
+    this.#worker = undefined
+    this.#ready = undefined
+    const error = new ReplicaUnavailableError(`replica ${this.name} stopped while serving this request (its thread ended)`, { cause })
+    for (const id of [...this.#exchanges.keys()]) {
+      this.#settle(id, (it) => {
+        it.body?.error(error)
+        it.reject(error)
+      })
+    }
+  }
+
+  #post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
+    this.#worker?.postMessage(message, transfer)
+  }
+}

@@ -1,0 +1,128 @@
+import type { Deployment } from '../../deployment/deployment.js'
+import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../deployment/endpoint.js'
+import type { Outcome } from '../../deployment/outcome.js'
+import { ReplicaSet, replicaName } from '../../deployment/replica-set.js'
+import { ReplicaUnavailableError } from '../../errors.js'
+import type { MetricsSnapshot } from '../../metrics/registry.js'
+
+/** What this adapter calls on a replica's Durable Object: `fetch`, and RPC on the class `durableObject()` made. */
+interface ReplicaStub {
+  fetch(request: Request): Promise<Response>
+  invoke(method: string, args: unknown[], call: { deadline: number | undefined }): Promise<Outcome>
+  metrics(): Promise<MetricsSnapshot>
+  health(): Promise<ReplicaHealth>
+  describe(): Promise<ReplicaDescription>
+}
+
+/** The part of a `DurableObjectNamespace` used here. */
+interface Namespace {
+  idFromName(name: string): unknown
+  get(id: unknown): unknown
+}
+
+function isNamespace(value: unknown): value is Namespace {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Namespace).idFromName === 'function' &&
+    typeof (value as Namespace).get === 'function'
+  )
+}
+
+/**
+ * One replica's Durable Object, as the router and handles see it.
+ *
+ * Each call takes a fresh stub: a stub is an I/O object tied to the request
+ * that made it (workerd refuses its use from another request), and a stub
+ * whose object was reset keeps failing anyway. A call that saw a reset is
+ * retried once when that is safe (GET, HEAD, or a handle call marked
+ * idempotent); any other gets a 503 that says what happened, rather than
+ * running twice or hanging.
+ */
+export class DurableObjectReplica implements ReplicaEndpoint {
+  constructor(
+    private readonly namespace: Namespace,
+    private readonly name: string,
+    private readonly deployment: string,
+    private readonly index: number,
+  ) {}
+
+  fetch(request: Request): Promise<Response> {
+    // The object computes the deadline itself from requestTimeoutS; a Request carries nothing else.
+    const idempotent = request.method === 'GET' || request.method === 'HEAD'
+    return this.#withRetry(idempotent, `${request.method} request`, (stub) => stub.fetch(request))
+  }
+
+  invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
+    // Signals cannot cross RPC; the deadline can.
+    return this.#withRetry(call.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, { deadline: call.deadline }))
+  }
+
+  metrics(): Promise<MetricsSnapshot> {
+    return this.#stub().metrics()
+  }
+
+  health(): Promise<ReplicaHealth> {
+    return this.#stub()
+      .health()
+      .catch((error: unknown) => ({ deployment: this.deployment, replica: this.index, healthy: false, message: String(error) }))
+  }
+
+  describe(): Promise<ReplicaDescription> {
+    return this.#stub().describe()
+  }
+
+  #stub(): ReplicaStub {
+    // The namespace hands out stubs of the class durableObject() made: its RPC methods are ReplicaStub's.
+    return this.namespace.get(this.namespace.idFromName(this.name)) as ReplicaStub
+  }
+
+  async #withRetry<R>(idempotent: boolean, what: string, call: (stub: ReplicaStub) => Promise<R>): Promise<R> {
+    try {
+      return await call(this.#stub())
+    } catch (error) {
+      if (!isReset(error)) throw error
+      if (!idempotent) {
+        throw new ReplicaUnavailableError(
+          `a replica of ${this.deployment} was reset while serving this ${what}; it was not retried because it is not idempotent`,
+          { cause: error },
+        )
+      }
+      try {
+        return await call(this.#stub())
+      } catch (retryError) {
+        if (!isReset(retryError)) throw retryError
+        throw new ReplicaUnavailableError(`a replica of ${this.deployment} was reset twice while serving this ${what}`, { cause: retryError })
+      }
+    }
+  }
+}
+
+/** Errors that mean "the object went away", as workerd marks them. */
+function isReset(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const marks = error as { durableObjectReset?: boolean; retryable?: boolean; message?: unknown }
+  return marks.durableObjectReset === true || marks.retryable === true || /Network connection lost/i.test(String(marks.message))
+}
+
+/**
+ * A deployment's replicas behind a Durable Object namespace, one set per
+ * namespace object and deployment, kept for the isolate's life (so is the
+ * router in it: each isolate routes by its own in-flight counts).
+ */
+const sets = new WeakMap<object, Map<string, ReplicaSet>>()
+
+export function durableObjectReplicas(binding: unknown, deployment: Deployment): ReplicaSet | undefined {
+  if (!isNamespace(binding)) return undefined
+  let byName = sets.get(binding)
+  if (!byName) sets.set(binding, (byName = new Map()))
+  let set = byName.get(deployment.name)
+  if (!set) {
+    const replicas = Array.from(
+      { length: deployment.options.numReplicas },
+      (_, i) => new DurableObjectReplica(binding, replicaName(deployment, i), deployment.name, i),
+    )
+    byName.set(deployment.name, (set = new ReplicaSet(deployment, replicas)))
+  }
+  return set
+}
