@@ -97,4 +97,26 @@ describe('serve({ threads })', () => {
     const doubler = getDeploymentHandle<{ double(x: number): Promise<number> }>('Doubler', { app: 'threads-test' })
     expect(await Promise.all([1, 2, 3].map((x) => doubler.double.remote(x)))).toEqual([2, 4, 6])
   })
+
+  it('a handle call that returns a stream crosses from the thread chunk by chunk, and leaving early stops it there', async () => {
+    const handle = getDeploymentHandle<{ count(limit: number): AsyncIterableIterator<number>; steps(): number }>('Counter', {
+      app: 'threads-test',
+    })
+    const whole: number[] = []
+    for await (const step of handle.count.remote(5)) whole.push(step)
+    expect(whole).toEqual([1, 2, 3, 4, 5])
+
+    const before = await handle.steps.remote()
+    const seen: number[] = []
+    for await (const step of handle.count.remote(1000)) {
+      seen.push(step)
+      if (seen.length === 3) break
+    }
+    expect(seen).toEqual([1, 2, 3])
+    // The generator in the thread stops soon after the reader left: far fewer than 1000 steps run.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const ran = (await handle.steps.remote()) - before
+    expect(ran).toBeGreaterThanOrEqual(3)
+    expect(ran).toBeLessThan(100)
+  })
 })
