@@ -3,7 +3,8 @@ import type { ReplicaDescription, ReplicaHealth } from '../deployment/replica.js
 import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { ingressDeployment, type IngressHandler } from './ingress.js'
-import { dashboardAsset } from './dashboard/assets.js'
+import { dashboard } from './dashboard/index.js'
+import { dashboardResponse } from './dashboard/page.js'
 
 /** One replica as the admin routes see it: in-process on Node, a Durable Object stub on Workers. */
 export interface AdminReplica {
@@ -77,7 +78,9 @@ export async function handleAdmin(request: Request, source: AdminSource): Promis
       }))
       return json({ routes: source.routes(), deployments })
     }
+    case '/-/dashboard':
+      return dashboardResponse(dashboard)
     default:
-      return dashboardAsset(pathname)
+      return undefined
   }
 }
