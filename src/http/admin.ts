@@ -2,9 +2,10 @@ import type { Deployment } from '../deployment/deployment.js'
 import type { ReplicaDescription, ReplicaHealth } from '../deployment/replica.js'
 import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
+import { HTTPError } from '../errors.js'
 import { ingressDeployment, type IngressHandler } from './ingress.js'
-import { dashboard } from './dashboard/index.js'
-import { dashboardResponse } from './dashboard/page.js'
+import { errorResponse } from './responses.js'
+import { dashboardResponse, type Dashboard } from './dashboard/page.js'
 
 /** One replica as the admin routes see it: in-process on Node, a Durable Object stub on Workers. */
 export interface AdminReplica {
@@ -19,6 +20,8 @@ export interface AdminSource {
   /** The app's routes that lead to deployments. */
   routes(): RouteInfo[]
   deployments(): Deployment[]
+  /** The page for `/-/dashboard`; without one that route answers 404. */
+  dashboard?: Dashboard | undefined
 }
 
 export interface RouteInfo {
@@ -39,6 +42,9 @@ export function routesOf(app: { routes: readonly { method: string; path: string;
   return found
 }
 
+const NO_DASHBOARD =
+  "this app does not serve the dashboard: on Workers, pass it in with serveWorker(app, { dashboard }) and import { dashboard } from 'edgeserve/dashboard'; on Node, serve() serves it unless given dashboard: false"
+
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body, null, 2), {
     status,
@@ -47,7 +53,8 @@ const json = (body: unknown, status = 200) =>
 
 /**
  * The operational routes, the same on every runtime:
- * `/-/metrics` (Prometheus), `/-/metrics.json`, `/-/healthz`, `/-/routes`, `/-/dashboard`.
+ * `/-/metrics` (Prometheus), `/-/metrics.json`, `/-/healthz`, `/-/routes`, and
+ * `/-/dashboard` when the source has a page for it.
  * Returns undefined for paths that are not theirs.
  */
 export async function handleAdmin(request: Request, source: AdminSource): Promise<Response | undefined> {
@@ -79,7 +86,8 @@ export async function handleAdmin(request: Request, source: AdminSource): Promis
       return json({ routes: source.routes(), deployments })
     }
     case '/-/dashboard':
-      return dashboardResponse(dashboard)
+      if (source.dashboard) return dashboardResponse(source.dashboard)
+      return errorResponse(new HTTPError(404, NO_DASHBOARD))
     default:
       return undefined
   }

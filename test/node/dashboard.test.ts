@@ -1,6 +1,7 @@
 /**
- * The dashboard page as the server sends it: the built page, with a strict
- * CSP that allows exactly its own inline script and stylesheet, by hash. (What the page shows
+ * The dashboard page as the server sends it: the built page on Node by
+ * default, none when told so, and a strict CSP that allows exactly the
+ * page's own inline script and stylesheet, by hash. (What the page shows
  * is checked in a real browser in test/browser/dashboard.test.ts.)
  */
 import { createHash } from 'node:crypto'
@@ -8,6 +9,7 @@ import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import { batch, deployment, ingress } from '../../src/index.js'
 import { serve } from '../../src/runtime/node/index.js'
+import { serveWorker } from '../../src/runtime/workers/worker.js'
 import { dashboard } from '../../src/http/dashboard/index.js'
 
 class Echo {
@@ -61,6 +63,51 @@ describe('/-/dashboard on Node', () => {
       expect(response.headers.get('content-security-policy')).not.toContain('unsafe-inline')
     } finally {
       await server.close()
+    }
+  })
+
+  it('answers 404 JSON when serve() is told dashboard: false, and the other routes still serve', async () => {
+    const server = await serve(app, { port: 0, handleSignals: false, name: 'dashboard-off-test', dashboard: false })
+    try {
+      const response = await fetch(`${server.url}/-/dashboard`)
+      expect(response.status).toBe(404)
+      expect(await response.json()).toEqual({
+        error: { type: 'HTTPError', message: expect.stringContaining("import { dashboard } from 'edgeserve/dashboard'") },
+      })
+      expect((await fetch(`${server.url}/-/healthz`)).status).toBe(200)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('refuses a dashboard option that is not a page, naming what to pass', async () => {
+    await expect(serve(app, { port: 0, handleSignals: false, dashboard: true as never })).rejects.toThrow(
+      new TypeError("serve: options.dashboard must be false (serve no dashboard) or the page from 'edgeserve/dashboard'; leave it out for the built-in one, received true"),
+    )
+  })
+})
+
+describe('/-/dashboard through serveWorker()', () => {
+  // The Worker's fetch runs here without Durable Objects: these requests reach no replica.
+  const request = (path: string) => new Request(`http://worker.test${path}`)
+
+  it('answers 404 JSON unless given the page, and serves it when given', async () => {
+    const without = await serveWorker(app).fetch(request('/-/dashboard'), {}, undefined)
+    expect(without.status).toBe(404)
+    expect(await without.json()).toMatchObject({ error: { type: 'HTTPError', message: expect.stringContaining('serveWorker(app, { dashboard })') } })
+
+    const withPage = await serveWorker(app, { dashboard }).fetch(request('/-/dashboard'), {}, undefined)
+    expect(withPage.status).toBe(200)
+    expect(await withPage.text()).toBe(dashboard.html)
+  })
+
+  it('refuses a dashboard option that is not a page, naming what to pass', () => {
+    for (const [value, received] of [[true, 'true'], [{ html: '<p>' }, 'an object'], ['yes', '"yes"']] as const) {
+      expect(() => serveWorker(app, { dashboard: value as never })).toThrow(
+        new TypeError(
+          `serveWorker: options.dashboard must be the page from 'edgeserve/dashboard' (import { dashboard } from 'edgeserve/dashboard'; serveWorker(app, { dashboard })), or left out to serve none, received ${received}`,
+        ),
+      )
     }
   })
 })

@@ -11,6 +11,8 @@ import { setLogLevel, type LogLevel } from '../../metrics/log.js'
 import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadNamespace, type ThreadsOption } from './threads/namespace.js'
 import { DEFAULT_APP, hostedApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
+import type { Dashboard } from '../../http/dashboard/page.js'
+import { dashboardFor } from './dashboard.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
@@ -46,6 +48,8 @@ export interface ServeOptions {
   threads?: ThreadsOption
   /** 'debug' logs one JSON line per batch. Default: EDGESERVE_LOG_LEVEL, else 'info'. */
   logLevel?: LogLevel
+  /** The page for `/-/dashboard`: `false` serves none (404). Default: the built-in one from `edgeserve/dashboard`. */
+  dashboard?: Dashboard | false | undefined
 }
 
 export interface RunningServer {
@@ -75,6 +79,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     throw new RangeError(`port must be an integer from 0 to 65535, received ${String(port)}`)
   }
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
+  const dashboard = await dashboardFor(options.dashboard)
   if (options.logLevel !== undefined) setLogLevel(options.logLevel)
   const hosted = hostApp(app, options)
   const threads = threadNamespaces(hosted)
@@ -85,7 +90,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     throw error
   }
   registerApp(hosted)
-  const admin = adminSource(app, hosted)
+  const admin = { ...adminSource(app, hosted), dashboard }
 
   let inFlight = 0
   let draining = false

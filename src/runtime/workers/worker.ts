@@ -2,6 +2,7 @@ import type { Deployment } from '../../deployment/deployment.js'
 import { replicaName, type ReplicaNamespace } from '../../deployment/namespace.js'
 import { ADMIN_PREFIX, handleAdmin, routesOf, type AdminReplica, type AdminSource } from '../../http/admin.js'
 import { deploymentsOf } from '../../http/ingress.js'
+import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import type { ReplicaDescription, ReplicaHealth } from '../../deployment/replica.js'
 
@@ -18,27 +19,39 @@ interface ReplicaRpc {
 
 /**
  * The Worker's default export: the app, plus the operational routes
- * (`/-/metrics`, `/-/healthz`, `/-/routes`, `/-/dashboard`), which gather
- * from every replica's Durable Object over RPC.
+ * (`/-/metrics`, `/-/healthz`, `/-/routes`), which gather from every
+ * replica's Durable Object over RPC, and `/-/dashboard` when given the page.
  *
  * ```ts
- * export default serveWorker(app)
+ * import { dashboard } from 'edgeserve/dashboard' // optional: without it the page is not bundled
+ * export default serveWorker(app, { dashboard })
  * export const BatchAdder = durableObject(adder)
  * ```
  */
-export function serveWorker(app: AppLike, options: { deployments?: Deployment[] } = {}) {
+export function serveWorker(
+  app: AppLike,
+  options: {
+    deployments?: Deployment[]
+    /** The page for `/-/dashboard`, from `edgeserve/dashboard`. Left out, that route answers 404 and the page is not bundled. */
+    dashboard?: Dashboard | undefined
+  } = {},
+) {
   const deployments = deploymentsOf(app)
   for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
+  const dashboard = options.dashboard === undefined ? undefined : checkDashboard(options.dashboard, WORKER_DASHBOARD_OPTION)
   return {
     async fetch(request: Request, env: Record<string, unknown>, ctx: unknown): Promise<Response> {
       if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) {
-        const answer = await handleAdmin(request, adminSource(app, [...deployments.values()], env))
+        const answer = await handleAdmin(request, { ...adminSource(app, [...deployments.values()], env), dashboard })
         if (answer) return answer
       }
       return app.fetch(request, env, ctx)
     },
   }
 }
+
+const WORKER_DASHBOARD_OPTION =
+  "serveWorker: options.dashboard must be the page from 'edgeserve/dashboard' (import { dashboard } from 'edgeserve/dashboard'; serveWorker(app, { dashboard })), or left out to serve none"
 
 function adminSource(app: AppLike, deployments: Deployment[], env: Record<string, unknown>): AdminSource {
   return {
