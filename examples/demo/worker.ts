@@ -4,6 +4,8 @@
  * wrangler.toml binds each class below under the deployment's name.
  */
 import { durableObject, serveWorker } from 'edgeserve/workers'
+// The live dashboard at /-/dashboard: a Worker ships the page only when it imports it.
+import { dashboard } from 'edgeserve/dashboard'
 import { provideOrtWasm } from 'edgeserve/onnx'
 // onnxruntime-web's WebAssembly, compiled by wrangler (the CompiledWasm rule
 // in wrangler.toml): workerd may not compile it from bytes at run time.
@@ -17,7 +19,7 @@ import { ocrDirection } from '../ocr-direction/classifier.js'
 
 provideOrtWasm(ortWasm)
 
-export default serveWorker(app)
+export default serveWorker(app, { dashboard })
 
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)

@@ -3,7 +3,9 @@ import type { ReplicaEndpoint } from '../deployment/endpoint.js'
 import { replicaSetOf } from '../deployment/replica-set.js'
 import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js'
 import { ingressDeployment, type IngressHandler } from './ingress.js'
-import { dashboardAsset } from './dashboard/assets.js'
+import { errorResponse } from '../deployment/responses.js'
+import { HTTPError } from '../errors.js'
+import { dashboardResponse, type Dashboard } from './dashboard/page.js'
 
 export interface RouteInfo {
   method: string
@@ -14,6 +16,19 @@ export interface RouteInfo {
 interface AppRoutes {
   routes: readonly { method: string; path: string; handler: unknown }[]
 }
+
+/** What the operational routes report on: the same shape on every runtime. */
+export interface AdminSite {
+  app: AppRoutes
+  deployments: readonly Deployment[]
+  /** The env the app runs with: where each deployment's replicas are found. */
+  env: unknown
+  /** The page for `/-/dashboard`; without one that route answers 404. */
+  dashboard: Dashboard | undefined
+}
+
+const NO_DASHBOARD =
+  "this app does not serve the dashboard: on Workers, pass it in with serveWorker(app, { dashboard }) and import { dashboard } from 'edgeserve/dashboard'; on Node, serve() serves it unless given dashboard: false"
 
 export const ADMIN_PREFIX = '/-/'
 
@@ -46,19 +61,16 @@ const json = (body: unknown, status = 200) =>
 
 /**
  * The operational routes, the same on every runtime:
- * `/-/metrics` (Prometheus), `/-/metrics.json`, `/-/healthz`, `/-/routes`, `/-/dashboard`.
- * Replicas answer in process, over a worker thread's port, or over Durable
- * Object RPC. Returns undefined for requests that are not theirs.
+ * `/-/metrics` (Prometheus), `/-/metrics.json`, `/-/healthz`, `/-/routes`,
+ * and `/-/dashboard` when the site has a page for it. Replicas answer in
+ * process, over a worker thread's port, or over Durable Object RPC.
+ * Returns undefined for requests that are not theirs.
  */
-export async function handleAdmin(
-  request: Request,
-  app: AppRoutes,
-  deployments: readonly Deployment[],
-  env: unknown,
-): Promise<Response | undefined> {
+export async function handleAdmin(request: Request, site: AdminSite): Promise<Response | undefined> {
   const { pathname } = new URL(request.url)
   if (!pathname.startsWith(ADMIN_PREFIX) || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined
-  const replicas = () => replicasOf(deployments, env)
+  const { app, deployments } = site
+  const replicas = () => replicasOf(deployments, site.env)
   switch (pathname) {
     case '/-/metrics': {
       const snapshot = mergeSnapshots(await Promise.all(replicas().map((r) => r.metrics())))
@@ -85,7 +97,10 @@ export async function handleAdmin(
         })),
       })
     }
+    case '/-/dashboard':
+      if (site.dashboard) return dashboardResponse(site.dashboard)
+      return errorResponse(new HTTPError(404, NO_DASHBOARD))
     default:
-      return dashboardAsset(pathname)
+      return undefined
   }
 }

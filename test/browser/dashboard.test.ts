@@ -14,6 +14,7 @@ import { app as demo } from '../../examples/demo/app.js'
 import { batch, deployment, ingress } from '../../src/index.js'
 import type { HistogramSample, MetricFamily } from '../../src/metrics/registry.js'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
+import { dashboard } from '../../src/http/dashboard/index.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const SCREENSHOT = fileURLToPath(
@@ -185,7 +186,11 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     })
     const response = await page.goto(`${base}/-/dashboard`)
     expect(response?.status()).toBe(200)
-    expect(response?.headers()['content-security-policy']).toContain("default-src 'none'")
+    const policy = response?.headers()['content-security-policy']
+    expect(policy).toContain("default-src 'none'")
+    // Inline script and style run by their hashes alone (test/node/dashboard.test.ts checks the hashes).
+    expect(policy).toMatch(/script-src 'sha256-[A-Za-z0-9+/]{43}='; style-src 'sha256-[A-Za-z0-9+/]{43}='/)
+    expect(policy).not.toContain('unsafe-inline')
     await page.waitForSelector('[data-testid="status"][data-state="live"]', { timeout: 10_000 })
     return page
   }
@@ -332,6 +337,33 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
         await page.close()
       }
     } finally {
+      await other.close()
+    }
+  })
+
+  it('runs only its own script and stylesheet: an inline script or style the CSP does not name is refused', async () => {
+    // The real page with one more inline script and style, as an injection into the HTML would add them.
+    const injected = {
+      ...dashboard,
+      html: dashboard.html.replace('</body>', '<script>window.__injected = 1</script><style>body { display: none }</style></body>'),
+    }
+    const other = await serve(demo, { port: 0, handleSignals: false, name: 'dashboard-csp-test', dashboard: injected })
+    const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } })
+    const violations: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') violations.push(message.text())
+    })
+    try {
+      await page.goto(`${other.url}/-/dashboard`)
+      // The page's own script still runs (it goes live) and its own stylesheet still applies...
+      await page.waitForSelector('[data-testid="status"][data-state="live"]', { timeout: 10_000 })
+      expect(await page.evaluate('getComputedStyle(document.querySelector(".top")).position')).toBe('sticky')
+      // ...while the injected ones do not.
+      expect(await page.evaluate('window.__injected')).toBeUndefined()
+      expect(await page.evaluate('getComputedStyle(document.body).display')).toBe('block')
+      expect(violations.filter((v) => v.includes('Content Security Policy'))).toHaveLength(2)
+    } finally {
+      await page.close()
       await other.close()
     }
   })

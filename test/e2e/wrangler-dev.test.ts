@@ -35,8 +35,11 @@ describe('the demo app under wrangler dev', () => {
     expect(metrics).toContain('edgeserve_batch_size_bucket{deployment="BatchAdder"')
     const routes = (await (await fetch(`${dev.url}/-/routes`)).json()) as { routes: { path: string; deployment: string }[] }
     expect(routes.routes).toContainEqual({ method: 'GET', path: '/adder', deployment: 'BatchAdder' })
+    // The demo Worker passes the page to serveWorker(): served with its CSP, as on Node.
     const dashboard = await fetch(`${dev.url}/-/dashboard`)
+    expect(dashboard.status).toBe(200)
     expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(dashboard.headers.get('content-security-policy')).toMatch(/script-src 'sha256-/)
     expect(await dashboard.text()).toContain('edgeserve')
   })
 })

@@ -21,7 +21,7 @@ export default defineConfig({
   root: fileURLToPath(new URL('../..', import.meta.url)),
   test: {
     include: ['test/reliability/**/*.test.ts'],
-    globalSetup: ['test/reliability/global-setup.ts'],
+    globalSetup: ['test/setup/build-dashboard.ts', 'test/reliability/global-setup.ts'],
     fileParallelism: false,
     pool: 'forks',
     sequence: { sequencer: ByName },

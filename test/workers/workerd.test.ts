@@ -77,4 +77,10 @@ describe('Workers: replicas as Durable Objects', () => {
     const health = await get('/-/healthz')
     expect(health.status).toBe(200)
   })
+
+  it('answers /-/dashboard with 404 JSON when the Worker was not given the page', async () => {
+    const response = await get('/-/dashboard')
+    expect(response.status).toBe(404)
+    expect(await response.json()).toMatchObject({ error: { type: 'HTTPError', message: expect.stringContaining("from 'edgeserve/dashboard'") } })
+  })
 })

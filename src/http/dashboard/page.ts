@@ -1,37 +1,62 @@
-import { DASHBOARD_JS } from './client/index.js'
-import { STYLES } from './styles.js'
+import { describe } from '../../batching/options.js'
 
 /**
- * The whole dashboard as one HTML document: markup, style and script inline,
- * so it needs no other request than the JSON it polls and works the same on
- * Node and Workers. Nothing from the server is interpolated here; live data
- * reaches the DOM only through the script's textContent writes.
+ * The dashboard page as `/-/dashboard` serves it: built from
+ * src/http/dashboard/client by scripts/build-dashboard.ts and exported as
+ * `dashboard` by `edgeserve/dashboard`. This file holds only its type and how
+ * to answer with it, so the routes that may serve it do not pull the page
+ * itself into a Worker's bundle.
  */
-export const DASHBOARD_HTML = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>edgeserve · dashboard</title>
-<link rel="icon" href="data:,">
-<style>${STYLES}</style>
-</head>
-<body>
-<header class="top">
-  <div class="brand">
-    <svg class="mark" viewBox="0 0 22 22" aria-hidden="true"><rect x="2" y="12" width="4" height="8" rx="1"/><rect x="9" y="7" width="4" height="13" rx="1"/><rect x="16" y="2" width="4" height="18" rx="1"/></svg>
-    <strong>edgeserve</strong><span class="sep">/</span><span>dashboard</span>
-  </div>
-  <div class="spacer"></div>
-  <div class="total">All deployments <b data-testid="total-requests-rate" data-value="">—</b> req/s</div>
-  <div class="status" data-testid="status" data-state="connecting"><span class="dot"></span><span class="status-text">Connecting…</span></div>
-</header>
-<main id="deployments">
-  <p class="empty" data-testid="empty">Waiting for the first metrics…</p>
-</main>
-<footer class="page">Polls <code>/-/metrics.json</code> and <code>/-/routes</code> every second. Prometheus text at <a href="metrics">/-/metrics</a>; latency percentiles are estimated from histogram buckets, as <code>histogram_quantile</code> does.</footer>
-<script type="module">${DASHBOARD_JS}</script>
-</body>
-</html>
-`
+export interface Dashboard {
+  /** One HTML document with its script and stylesheet inline: no other request than the JSON it polls. */
+  readonly html: string
+  /** The inline script's CSP hash source, `sha256-<base64>`. */
+  readonly scriptHash: string
+  /** The inline stylesheet's CSP hash source, `sha256-<base64>`. */
+  readonly styleHash: string
+}
+
+const isHashSource = (value: unknown) => typeof value === 'string' && /^sha256-[A-Za-z0-9+/]{43}=$/.test(value)
+
+function isDashboard(value: unknown): value is Dashboard {
+  if (typeof value !== 'object' || value === null) return false
+  if (!('html' in value && 'scriptHash' in value && 'styleHash' in value)) return false
+  return typeof value.html === 'string' && isHashSource(value.scriptHash) && isHashSource(value.styleHash)
+}
+
+/** The value itself when it is a dashboard page, else a TypeError that starts with `expected`. */
+export function checkDashboard(value: unknown, expected: string): Dashboard {
+  if (!isDashboard(value)) throw new TypeError(`${expected}, received ${describe(value)}`)
+  return value
+}
+
+/**
+ * Only the page's own script and stylesheet run (by hash), and data comes
+ * from this origin only: the page can neither load nor send anything
+ * elsewhere, which also keeps it honest about having no CDN dependencies.
+ */
+function contentSecurityPolicy(page: Dashboard): string {
+  return [
+    "default-src 'none'",
+    `script-src '${page.scriptHash}'`,
+    `style-src '${page.styleHash}'`,
+    "connect-src 'self'",
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
+
+/** The page, served by the app itself (no CDN, no file reads: Workers have no fs). */
+export function dashboardResponse(page: Dashboard): Response {
+  return new Response(page.html, {
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-cache',
+      'content-security-policy': contentSecurityPolicy(page),
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    },
+  })
+}

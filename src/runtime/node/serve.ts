@@ -13,6 +13,8 @@ import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadReplica, threadReplicas, type ThreadsOption } from './threads/thread-replica.js'
 import { DEFAULT_APP, findApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
 import { requestEnvClass } from './request-env.js'
+import type { Dashboard } from '../../http/dashboard/page.js'
+import { dashboardFor } from './dashboard.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
@@ -48,6 +50,8 @@ export interface ServeOptions {
   threads?: ThreadsOption
   /** 'debug' logs one JSON line per batch. Default: EDGESERVE_LOG_LEVEL, else 'info'. */
   logLevel?: LogLevel
+  /** The page for `/-/dashboard`: `false` serves none (404). Default: the built-in one from `edgeserve/dashboard`. */
+  dashboard?: Dashboard | false | undefined
 }
 
 export interface RunningServer {
@@ -77,6 +81,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     throw new RangeError(`port must be an integer from 0 to 65535, received ${String(port)}`)
   }
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
+  const dashboard = await dashboardFor(options.dashboard)
   if (options.logLevel !== undefined) setLogLevel(options.logLevel)
   const { hosted, threads } = hostDeployments(app, options)
   try {
@@ -86,7 +91,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     throw error
   }
   registerApp(hosted)
-  const deployments = [...hosted.deployments.values()]
+  const admin = { app, deployments: [...hosted.deployments.values()], env: hosted.env, dashboard }
   const RequestEnv = requestEnvClass(hosted.env)
 
   let inFlight = 0
@@ -106,7 +111,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
       const path = request.url.indexOf('/', request.url.indexOf('//') + 2)
       if (path >= 0 && request.url.startsWith(ADMIN_PREFIX, path)) {
         if (rpcToken && request.url.startsWith(RPC_PREFIX, path)) return await handleRpc(request, rpcToken, findCaller)
-        const answer = await handleAdmin(request, app, deployments, hosted.env)
+        const answer = await handleAdmin(request, admin)
         if (answer) return answer
       }
       return await app.fetch(request, env)

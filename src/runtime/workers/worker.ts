@@ -1,6 +1,7 @@
 import type { Deployment } from '../../deployment/deployment.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
+import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { durableObjectReplicas } from './durable-object-replica.js'
 
@@ -9,25 +10,37 @@ interface AppLike {
   routes: readonly { method: string; path: string; handler: unknown }[]
 }
 
+export interface ServeWorkerOptions {
+  /** Deployments reached only through handles (routed ones are found in the app). */
+  deployments?: Deployment[] | undefined
+  /** The page for `/-/dashboard`, from `edgeserve/dashboard`. Left out, that route answers 404 and the page is not bundled. */
+  dashboard?: Dashboard | undefined
+}
+
+const WORKER_DASHBOARD_OPTION =
+  "serveWorker: options.dashboard must be the page from 'edgeserve/dashboard' (import { dashboard } from 'edgeserve/dashboard'; serveWorker(app, { dashboard })), or left out to serve none"
+
 /**
  * The Worker's default export: the app, plus the operational routes
- * (`/-/metrics`, `/-/healthz`, `/-/routes`, `/-/dashboard`), which gather
- * from every replica's Durable Object over RPC.
+ * (`/-/metrics`, `/-/healthz`, `/-/routes`), which gather from every
+ * replica's Durable Object over RPC, and `/-/dashboard` when given the page.
  *
  * ```ts
- * export default serveWorker(app)
+ * import { dashboard } from 'edgeserve/dashboard' // optional: without it the page is not bundled
+ * export default serveWorker(app, { dashboard })
  * export const BatchAdder = durableObject(adder)
  * ```
  */
-export function serveWorker(app: AppLike, options: { deployments?: Deployment[] } = {}) {
+export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}) {
   registerBindingAdapter(durableObjectReplicas)
   const found = deploymentsOf(app)
   for (const extra of options.deployments ?? []) found.set(extra.name, extra)
   const deployments = [...found.values()]
+  const dashboard = options.dashboard === undefined ? undefined : checkDashboard(options.dashboard, WORKER_DASHBOARD_OPTION)
   return {
     async fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> {
       if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) {
-        const answer = await handleAdmin(request, app, deployments, env)
+        const answer = await handleAdmin(request, { app, deployments, env, dashboard })
         if (answer) return answer
       }
       return app.fetch(request, env, ctx)

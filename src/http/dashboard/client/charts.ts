@@ -1,22 +1,59 @@
 /**
- * Browser code, shipped as text (see stats.ts for why): the two chart kinds,
- * drawn as inline SVG. Colours come from CSS classes, so one stylesheet
- * serves light and dark themes; text goes in with textContent only.
+ * The two chart kinds, drawn as inline SVG. Colours come from CSS classes,
+ * so one stylesheet serves light and dark themes; text goes in with
+ * textContent only.
  */
-export const CHARTS_JS = /* js */ `
-// ---- charts: hand-drawn SVG ------------------------------------------------
+import { svg } from './dom.js'
+import { formatCount } from './format.js'
 
-const SVG_NS = 'http://www.w3.org/2000/svg'
+/** A colour of the theme, as a class name (styles.css defines each). */
+export type Tone = 'tone-1' | 'tone-2' | 'tone-3' | 'tone-bar'
 
-function svg(tag, attributes, text) {
-  const node = document.createElementNS(SVG_NS, tag)
-  for (const name in attributes) node.setAttribute(name, String(attributes[name]))
-  if (text !== undefined) node.textContent = text
-  return node
+/** [time in ms, value]; null breaks the line. */
+export type Point = [time: number, value: number | null]
+
+export interface Series {
+  tone: Tone
+  /** Fill the area under the line. */
+  area?: boolean
+  points: Point[]
+}
+
+export interface LineChartOptions {
+  /** The right edge of the time axis, in ms. */
+  now: number
+  windowS: number
+  format: (value: number) => string
+  /** The top of the value axis when every point is zero. */
+  minMax: number
+  /** What the chart says when it has no points. */
+  empty: string
+  /** Drawn last-first: the first series sits on top. */
+  series: Series[]
+}
+
+export interface Bar {
+  label: string
+  value: number
+}
+
+export interface BarChartOptions {
+  bars: Bar[]
+  /** What a bar counts, for its tooltip. */
+  unit: string
+  xTitle: string
+  empty: string
+}
+
+interface Margins {
+  left: number
+  right: number
+  top: number
+  bottom: number
 }
 
 /** Size the drawing to the element's real width so 11 px text stays 11 px. */
-function canvas(element, height) {
+function canvas(element: SVGElement, height: number): number {
   element.replaceChildren()
   const width = Math.max(260, Math.round(element.getBoundingClientRect().width) || 520)
   element.setAttribute('viewBox', '0 0 ' + width + ' ' + height)
@@ -25,7 +62,7 @@ function canvas(element, height) {
 }
 
 /** A tick step of 1, 2 or 5 times a power of ten, giving about count ticks up to max. */
-function tickStep(max, count) {
+function tickStep(max: number, count: number): number {
   const raw = max / count
   const power = Math.pow(10, Math.floor(Math.log10(raw)))
   const scaled = raw / power
@@ -33,7 +70,7 @@ function tickStep(max, count) {
 }
 
 /** Horizontal grid lines with their labels; counted by index so float steps do not drift. */
-function gridLines(element, m, width, y, top, step, format) {
+function gridLines(element: SVGElement, m: Margins, width: number, y: (v: number) => number, top: number, step: number, format: (v: number) => string): void {
   for (let i = 0; i * step <= top + step / 2; i++) {
     const v = i * step
     element.appendChild(svg('line', { x1: m.left, x2: width - m.right, y1: y(v), y2: y(v), class: i === 0 ? 'axis' : 'grid' }))
@@ -41,23 +78,23 @@ function gridLines(element, m, width, y, top, step, format) {
   }
 }
 
-function emptyNote(element, x, y, text) {
+function emptyNote(element: SVGElement, x: number, y: number, text: string): void {
   element.appendChild(svg('text', { x, y, class: 'empty-note', 'text-anchor': 'middle' }, text))
 }
 
 /**
- * A live line chart over the last windowS seconds. Points are [time ms,
- * value or null]; null breaks the line, so idle intervals show as gaps
- * instead of invented values.
+ * A live line chart over the last windowS seconds. Idle intervals are null
+ * points and show as gaps instead of invented values. Sets data-points to
+ * the number of points drawn (for tests).
  */
-function drawLineChart(element, options) {
+export function drawLineChart(element: SVGElement, options: LineChartOptions): void {
   const height = 176
   const width = canvas(element, height)
-  const m = { left: 52, right: 14, top: 10, bottom: 26 }
+  const m: Margins = { left: 52, right: 14, top: 10, bottom: 26 }
   const plotW = width - m.left - m.right
   const plotH = height - m.top - m.bottom
   const start = options.now - options.windowS * 1000
-  const x = (t) => m.left + ((t - start) / (options.windowS * 1000)) * plotW
+  const x = (t: number) => m.left + ((t - start) / (options.windowS * 1000)) * plotW
 
   let max = 0
   let points = 0
@@ -72,10 +109,10 @@ function drawLineChart(element, options) {
 
   const step = tickStep(max > 0 ? max : options.minMax, 4)
   const top = Math.max(step, Math.ceil((max > 0 ? max : options.minMax) / step) * step)
-  const y = (v) => m.top + plotH - (v / top) * plotH
+  const y = (v: number) => m.top + plotH - (v / top) * plotH
 
   gridLines(element, m, width, y, top, step, options.format)
-  const every = [2, 5, 10, 15, 30].find((step) => options.windowS / step <= 4) || 30
+  const every = [2, 5, 10, 15, 30].find((s) => options.windowS / s <= 4) ?? 30
   for (let ago = options.windowS; ago >= 0; ago -= every) {
     const at = x(options.now - ago * 1000)
     element.appendChild(svg('line', { x1: at, x2: at, y1: m.top + plotH, y2: m.top + plotH + 4, class: 'axis' }))
@@ -90,11 +127,11 @@ function drawLineChart(element, options) {
 
   // Drawn last-first, so the first (primary) series sits on top where lines coincide.
   for (const series of [...options.series].reverse()) {
-    const visible = series.points.filter(([t]) => t >= start)
     // Split into runs of non-null points: each run is one path, gaps stay gaps.
-    const runs = []
-    let run = []
-    for (const [t, v] of visible) {
+    const runs: [number, number][][] = []
+    let run: [number, number][] = []
+    for (const [t, v] of series.points) {
+      if (t < start) continue
       if (v === null) {
         if (run.length) runs.push(run)
         run = []
@@ -103,37 +140,37 @@ function drawLineChart(element, options) {
     if (run.length) runs.push(run)
     for (const r of runs) {
       const line = r.map(([px, py], i) => (i ? 'L' : 'M') + px.toFixed(1) + ' ' + py.toFixed(1)).join(' ')
+      const first = r[0]!
+      const last = r[r.length - 1]!
       if (series.area && r.length > 1) {
         const base = y(0).toFixed(1)
-        const area = line + ' L' + r[r.length - 1][0].toFixed(1) + ' ' + base + ' L' + r[0][0].toFixed(1) + ' ' + base + ' Z'
+        const area = line + ' L' + last[0].toFixed(1) + ' ' + base + ' L' + first[0].toFixed(1) + ' ' + base + ' Z'
         element.appendChild(svg('path', { d: area, class: 'area ' + series.tone }))
       }
       element.appendChild(svg('path', { d: line, class: 'line ' + series.tone }))
     }
-    const last = runs.length ? runs[runs.length - 1] : null
-    if (last) {
-      const [px, py] = last[last.length - 1]
-      element.appendChild(svg('circle', { cx: px, cy: py, r: 3, class: 'dot ' + series.tone }))
-    }
+    // A dot on the newest point of each series.
+    const newest = runs[runs.length - 1]?.at(-1)
+    if (newest) element.appendChild(svg('circle', { cx: newest[0], cy: newest[1], r: 3, class: 'dot ' + series.tone }))
   }
 }
 
 /**
  * A bar chart of a histogram's buckets (per bucket, not cumulative), each
- * bar labelled with its count; bars carry data-count for tests and a
- * <title> for a hover tooltip.
+ * bar labelled with its count; bars carry data-count and data-bucket for
+ * tests and a <title> for a hover tooltip.
  */
-function drawBarChart(element, options) {
+export function drawBarChart(element: SVGElement, options: BarChartOptions): void {
   const height = 214
   const width = canvas(element, height)
-  const m = { left: 44, right: 10, top: 20, bottom: 40 }
+  const m: Margins = { left: 44, right: 10, top: 20, bottom: 40 }
   const plotW = width - m.left - m.right
   const plotH = height - m.top - m.bottom
   const bars = options.bars
   const max = bars.reduce((a, b) => Math.max(a, b.value), 0)
   const step = tickStep(Math.max(max, 4), 4)
   const top = Math.max(step, Math.ceil(max / step) * step)
-  const y = (v) => m.top + plotH - (v / top) * plotH
+  const y = (v: number) => m.top + plotH - (v / top) * plotH
 
   gridLines(element, m, width, y, top, step, formatCount)
   element.appendChild(svg('text', { x: m.left + plotW / 2, y: height - 4, class: 'axis-title', 'text-anchor': 'middle' }, options.xTitle))
@@ -162,4 +199,3 @@ function drawBarChart(element, options) {
   })
   if (max === 0) emptyNote(element, m.left + plotW / 2, m.top + plotH / 2, options.empty)
 }
-`

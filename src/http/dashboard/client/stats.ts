@@ -1,32 +1,81 @@
 /**
- * Browser code, shipped as text: turns two consecutive `/-/metrics.json`
- * snapshots into the numbers the dashboard shows.
- *
- * It is a string rather than a compiled module because the dashboard must be
- * served with no build step and no file reads (Workers have no `fs`); the
- * browser test checks these numbers against the server's own JSON. The code
- * avoids backticks and `${` so the template literal holding it stays inert.
+ * Turns two consecutive `/-/metrics.json` snapshots (and `/-/routes`) into
+ * the numbers the dashboard shows. Pure: no DOM here. The browser test
+ * checks these numbers against the server's own JSON.
  */
-export const STATS_JS = /* js */ `
-// ---- stats: aggregation, rates and quantiles ----------------------------
+import type { Labels, MetricFamily } from '../../../metrics/registry.js'
+import type { MetricsBody, Options, RoutesBody } from './wire.js'
 
-function familyOf(snapshot, name) {
-  const list = snapshot && Array.isArray(snapshot.metrics) ? snapshot.metrics : []
-  return list.find((family) => family && family.name === name)
+/** Cumulative bucket counts for each upper bound, as in the Prometheus exposition. */
+export interface Histogram {
+  bounds: number[]
+  counts: number[]
+  sum: number
+  count: number
 }
 
-function labelsMatch(labels, match) {
+/** Which observations a number covers: the last poll interval, or everything since start. */
+export type Window = 'interval' | 'cumulative'
+
+export interface LatencyModel {
+  window: Window
+  p50: number | null
+  p95: number | null
+  p99: number | null
+}
+
+export interface MethodModel {
+  name: string
+  options: Options
+  sizes: Histogram | null
+  meanSize: { value: number; window: Window } | null
+  /** Mean share of maxBatchSize that batches filled. */
+  fill: number | null
+  batchesRate: number | null
+  batchesTotal: number | null
+  queueLength: number | null
+  inFlight: number | null
+}
+
+export interface DeploymentModel {
+  name: string
+  routes: { method: string; path: string }[]
+  options: Options
+  replicas: number | null
+  requestsRate: number | null
+  requestsTotal: number | null
+  failedShare: number | null
+  batchesRate: number | null
+  latency: LatencyModel | null
+  methods: MethodModel[]
+}
+
+export interface Model {
+  time: number
+  /** Seconds between the two snapshots; 0 on the first poll. */
+  seconds: number
+  deployments: DeploymentModel[]
+}
+
+type KeepLabels = (labels: Labels) => boolean
+
+function familyOf(snapshot: MetricsBody | null, name: string): MetricFamily | undefined {
+  const list = snapshot && Array.isArray(snapshot.metrics) ? snapshot.metrics : []
+  return list.find((family) => family?.name === name)
+}
+
+function labelsMatch(labels: Labels | undefined, match: Labels): boolean {
   for (const key in match) if (!labels || labels[key] !== match[key]) return false
   return true
 }
 
 /** Sum of the counter or gauge samples whose labels match; null when there are none yet. */
-function sumValues(snapshot, name, match, keep) {
+function sumValues(snapshot: MetricsBody | null, name: string, match: Labels, keep?: KeepLabels): number | null {
   const family = familyOf(snapshot, name)
-  if (!family || !Array.isArray(family.samples)) return null
-  let total = null
+  if (!family || family.type === 'histogram' || !Array.isArray(family.samples)) return null
+  let total: number | null = null
   for (const sample of family.samples) {
-    if (labelsMatch(sample.labels, match) && (!keep || keep(sample.labels))) total = (total || 0) + Number(sample.value)
+    if (labelsMatch(sample.labels, match) && (!keep || keep(sample.labels))) total = (total ?? 0) + Number(sample.value)
   }
   return total
 }
@@ -36,14 +85,17 @@ function sumValues(snapshot, name, match, keep) {
  * one family's bucket bounds, so their cumulative counts add element-wise,
  * as sum by (le) does in PromQL.
  */
-function sumHistogram(snapshot, name, match) {
+function sumHistogram(snapshot: MetricsBody | null, name: string, match: Labels): Histogram | null {
   const family = familyOf(snapshot, name)
   if (!family || family.type !== 'histogram' || !Array.isArray(family.samples)) return null
-  let total = null
+  let total: Histogram | null = null
   for (const sample of family.samples) {
     if (!labelsMatch(sample.labels, match)) continue
-    if (!total) total = { bounds: family.buckets, counts: family.buckets.map(() => 0), sum: 0, count: 0 }
-    sample.counts.forEach((count, i) => { total.counts[i] += count })
+    total ??= { bounds: family.buckets, counts: family.buckets.map(() => 0), sum: 0, count: 0 }
+    const counts = total.counts
+    sample.counts.forEach((count, i) => {
+      counts[i] = (counts[i] ?? 0) + count
+    })
     total.sum += sample.sum
     total.count += sample.count
   }
@@ -51,12 +103,13 @@ function sumHistogram(snapshot, name, match) {
 }
 
 /** Distinct values of one label among a family's samples that match. */
-function labelValues(snapshot, name, label, match) {
+function labelValues(snapshot: MetricsBody | null, name: string, label: string, match: Labels): Set<string> {
   const family = familyOf(snapshot, name)
-  const found = new Set()
+  const found = new Set<string>()
   if (family && Array.isArray(family.samples)) {
     for (const sample of family.samples) {
-      if (labelsMatch(sample.labels, match) && sample.labels && typeof sample.labels[label] === 'string') found.add(sample.labels[label])
+      const value = sample.labels?.[label]
+      if (labelsMatch(sample.labels, match) && typeof value === 'string') found.add(value)
     }
   }
   return found
@@ -67,18 +120,18 @@ function labelValues(snapshot, name, label, match) {
  * the previous snapshot had no observations then; a shrinking one means the
  * server restarted, and then nothing short of the cumulative data is honest.
  */
-function histogramDelta(current, previous, hadPrevious) {
+function histogramDelta(current: Histogram | null, previous: Histogram | null, hadPrevious: boolean): Histogram | null {
   if (!current || !hadPrevious) return null
   if (!previous) return current
   if (previous.counts.length !== current.counts.length) return null
-  const counts = current.counts.map((count, i) => count - previous.counts[i])
+  const counts = current.counts.map((count, i) => count - previous.counts[i]!)
   const count = current.count - previous.count
   if (count < 0 || counts.some((c) => c < 0)) return null
   return { bounds: current.bounds, counts, sum: current.sum - previous.sum, count }
 }
 
 /** The last interval when it saw observations, else everything since start: a number is better than a blank. */
-function recentOrAll(current, previous, hadPrevious) {
+function recentOrAll(current: Histogram | null, previous: Histogram | null, hadPrevious: boolean): { histogram: Histogram; window: Window } | null {
   const delta = histogramDelta(current, previous, hadPrevious)
   if (delta && delta.count > 0) return { histogram: delta, window: 'interval' }
   if (current && current.count > 0) return { histogram: current, window: 'cumulative' }
@@ -90,103 +143,103 @@ function recentOrAll(current, previous, hadPrevious) {
  * interpolate linearly inside it. Observations beyond the last bound (the
  * +Inf bucket, which is count itself) report the last finite bound.
  */
-function quantile(q, histogram) {
+export function quantile(q: number, histogram: Histogram | null): number | null {
   if (!histogram || !(histogram.count > 0)) return null
   const { bounds, counts, count } = histogram
   const rank = q * count
   let i = 0
-  while (i < bounds.length && counts[i] < rank) i++
-  if (i === bounds.length) return bounds[bounds.length - 1]
-  const upper = bounds[i]
+  while (i < bounds.length && counts[i]! < rank) i++
+  if (i === bounds.length) return bounds[bounds.length - 1] ?? null
+  const upper = bounds[i]!
   if (i === 0 && upper <= 0) return upper
-  const lower = i === 0 ? 0 : bounds[i - 1]
-  const below = i === 0 ? 0 : counts[i - 1]
-  const inBucket = counts[i] - below
+  const lower = i === 0 ? 0 : bounds[i - 1]!
+  const below = i === 0 ? 0 : counts[i - 1]!
+  const inBucket = counts[i]! - below
   return inBucket > 0 ? lower + (upper - lower) * ((rank - below) / inBucket) : upper
 }
 
-/** Per-second rate of a counter between polls; a drop means a restart, so count from zero. */
-function rate(current, previous, seconds) {
-  if (current === null || previous === undefined || !(seconds > 0)) return null
-  const before = previous === null ? 0 : previous
-  const delta = current - before
+/**
+ * Per-second rate of a counter between polls; a drop means a restart, so
+ * count from zero. `previous` is undefined when there was no previous poll,
+ * null when the counter had no samples then.
+ */
+function rate(current: number, previous: number | null | undefined, seconds: number): number | null {
+  if (previous === undefined || !(seconds > 0)) return null
+  const delta = current - (previous ?? 0)
   return (delta >= 0 ? delta : current) / seconds
 }
 
-/** A counter's per-second rate and the window it covers, for a label selection. */
-function counterRate(now, before, seconds, name, match, keep) {
-  const current = sumValues(now, name, match, keep)
-  return rate(current === null ? 0 : current, before ? sumValues(before, name, match, keep) : undefined, seconds)
+/** A counter's per-second rate for a label selection. */
+function counterRate(now: MetricsBody, before: MetricsBody | null, seconds: number, name: string, match: Labels, keep?: KeepLabels): number | null {
+  return rate(sumValues(now, name, match, keep) ?? 0, before ? sumValues(before, name, match, keep) : undefined, seconds)
 }
 
 /**
  * Everything the page shows, computed from the latest snapshot, the one
- * before it (or none) and /-/routes (or none). Pure: no DOM here.
+ * before it (or none) and /-/routes (or none).
  */
-function buildModel(now, before, routes) {
+export function buildModel(now: MetricsBody, before: MetricsBody | null, routes: RoutesBody | null): Model {
   const seconds = before ? (now.time - before.time) / 1000 : 0
   const described = routes && Array.isArray(routes.deployments) ? routes.deployments : []
   const names = described.map((d) => String(d.name))
   for (const name of labelValues(now, 'edgeserve_requests_total', 'deployment', {})) if (!names.includes(name)) names.push(name)
   for (const name of labelValues(now, 'edgeserve_batch_size', 'deployment', {})) if (!names.includes(name)) names.push(name)
+  const routed = routes && Array.isArray(routes.routes) ? routes.routes : []
+  return { time: now.time, seconds, deployments: names.map((name) => deploymentModel(name)) }
 
-  return {
-    time: now.time,
-    seconds,
-    deployments: names.map((name) => {
-      const info = described.find((d) => String(d.name) === name) || {}
-      const match = { deployment: name }
-      const paths = routes && Array.isArray(routes.routes) ? routes.routes.filter((r) => r.deployment === name) : []
-      const latency = recentOrAll(
-        sumHistogram(now, 'edgeserve_request_duration_seconds', match),
-        before && sumHistogram(before, 'edgeserve_request_duration_seconds', match),
-        Boolean(before),
-      )
-      const failed = (labels) => Number(labels.status) >= 400
-      const requestsRate = counterRate(now, before, seconds, 'edgeserve_requests_total', match)
-      const failedRate = counterRate(now, before, seconds, 'edgeserve_requests_total', match, failed)
-      const requestsTotal = sumValues(now, 'edgeserve_requests_total', match)
-      const failedTotal = sumValues(now, 'edgeserve_requests_total', match, failed)
+  function deploymentModel(name: string): DeploymentModel {
+    const info = described.find((d) => String(d.name) === name)
+    const match = { deployment: name }
+    const latency = recentOrAll(
+      sumHistogram(now, 'edgeserve_request_duration_seconds', match),
+      before && sumHistogram(before, 'edgeserve_request_duration_seconds', match),
+      before !== null,
+    )
+    const failed = (labels: Labels) => Number(labels.status) >= 400
+    const requestsRate = counterRate(now, before, seconds, 'edgeserve_requests_total', match)
+    const failedRate = counterRate(now, before, seconds, 'edgeserve_requests_total', match, failed)
+    const requestsTotal = sumValues(now, 'edgeserve_requests_total', match)
+    const failedTotal = sumValues(now, 'edgeserve_requests_total', match, failed)
 
-      const methodNames = Object.keys(info.batchedMethods || {})
-      for (const method of labelValues(now, 'edgeserve_batch_size', 'method', match)) if (!methodNames.includes(method)) methodNames.push(method)
-      methodNames.sort()
+    const methodNames = Object.keys(info?.batchedMethods ?? {})
+    for (const method of labelValues(now, 'edgeserve_batch_size', 'method', match)) if (!methodNames.includes(method)) methodNames.push(method)
+    methodNames.sort()
 
-      return {
-        name,
-        routes: paths.map((r) => ({ method: String(r.method), path: String(r.path) })),
-        options: info.options || {},
-        replicas: labelValues(now, 'edgeserve_requests_total', 'replica', match).size || null,
-        requestsRate,
-        requestsTotal,
-        // Failed share of the last interval's requests when there were any, else of all of them.
-        failedShare: requestsRate ? failedRate / requestsRate : requestsTotal ? (failedTotal || 0) / requestsTotal : null,
-        batchesRate: counterRate(now, before, seconds, 'edgeserve_batches_total', match),
-        latency: latency && {
-          window: latency.window,
-          p50: quantile(0.5, latency.histogram),
-          p95: quantile(0.95, latency.histogram),
-          p99: quantile(0.99, latency.histogram),
-        },
-        methods: methodNames.map((method) => {
-          const m = { deployment: name, method }
-          const sizes = sumHistogram(now, 'edgeserve_batch_size', m)
-          const recent = recentOrAll(sizes, before && sumHistogram(before, 'edgeserve_batch_size', m), Boolean(before))
-          const fill = sumHistogram(now, 'edgeserve_batch_utilization', m)
-          return {
-            name: method,
-            options: (info.batchedMethods && info.batchedMethods[method]) || {},
-            sizes,
-            meanSize: recent && { value: recent.histogram.sum / recent.histogram.count, window: recent.window },
-            fill: fill && fill.count > 0 ? fill.sum / fill.count : null,
-            batchesRate: counterRate(now, before, seconds, 'edgeserve_batches_total', m),
-            batchesTotal: sumValues(now, 'edgeserve_batches_total', m),
-            queueLength: sumValues(now, 'edgeserve_queue_length', m),
-            inFlight: sumValues(now, 'edgeserve_batches_in_flight', m),
-          }
-        }),
-      }
-    }),
+    return {
+      name,
+      routes: routed.filter((r) => r.deployment === name).map((r) => ({ method: String(r.method), path: String(r.path) })),
+      options: info?.options ?? {},
+      replicas: labelValues(now, 'edgeserve_requests_total', 'replica', match).size || null,
+      requestsRate,
+      requestsTotal,
+      // Failed share of the last interval's requests when there were any, else of all of them.
+      failedShare: requestsRate ? (failedRate ?? 0) / requestsRate : requestsTotal ? (failedTotal ?? 0) / requestsTotal : null,
+      batchesRate: counterRate(now, before, seconds, 'edgeserve_batches_total', match),
+      latency: latency && {
+        window: latency.window,
+        p50: quantile(0.5, latency.histogram),
+        p95: quantile(0.95, latency.histogram),
+        p99: quantile(0.99, latency.histogram),
+      },
+      methods: methodNames.map((method) => methodModel(name, method, info?.batchedMethods?.[method] ?? {})),
+    }
+  }
+
+  function methodModel(deployment: string, name: string, options: Options): MethodModel {
+    const match = { deployment, method: name }
+    const sizes = sumHistogram(now, 'edgeserve_batch_size', match)
+    const recent = recentOrAll(sizes, before && sumHistogram(before, 'edgeserve_batch_size', match), before !== null)
+    const fill = sumHistogram(now, 'edgeserve_batch_utilization', match)
+    return {
+      name,
+      options,
+      sizes,
+      meanSize: recent && { value: recent.histogram.sum / recent.histogram.count, window: recent.window },
+      fill: fill && fill.count > 0 ? fill.sum / fill.count : null,
+      batchesRate: counterRate(now, before, seconds, 'edgeserve_batches_total', match),
+      batchesTotal: sumValues(now, 'edgeserve_batches_total', match),
+      queueLength: sumValues(now, 'edgeserve_queue_length', match),
+      inFlight: sumValues(now, 'edgeserve_batches_in_flight', match),
+    }
   }
 }
-`

@@ -1,86 +1,143 @@
 /**
- * Browser code, shipped as text (see stats.ts for why): the DOM. Each
- * deployment card is built once and then updated in place, so polling does
- * not flicker or lose scroll position. Every server string goes through
- * textContent or setAttribute, never through HTML parsing.
+ * The deployment cards. Each card is built once and then updated in place,
+ * so polling does not flicker or lose scroll position.
  */
-export const VIEW_JS = /* js */ `
-// ---- view: cards built once, updated every poll ----------------------------
+import { drawBarChart, drawLineChart, type Point, type Tone } from './charts.js'
+import { el, svg, syncChildren } from './dom.js'
+import { axisRate, axisSeconds, DASH, formatCount, formatOption, formatPercent, formatRate, formatSeconds, trim, type Figure } from './format.js'
+import type { DeploymentModel, Histogram, MethodModel, Window } from './stats.js'
+import type { Options } from './wire.js'
 
-/** An element with attributes (class, data-*, ...) and children; strings become text nodes. */
-function el(tag, attributes, children) {
-  const node = document.createElement(tag)
-  for (const name in attributes || {}) node.setAttribute(name, String(attributes[name]))
-  for (const child of children || []) node.append(child)
-  return node
+/** A deployment's last minute, one series per line on its charts. */
+export interface History {
+  requests: Point[]
+  batches: Point[]
+  p50: Point[]
+  p95: Point[]
+  p99: Point[]
 }
 
-/** A figure with a title, a legend and an SVG for one chart. */
-function chartFigure(title, testid, legend) {
-  const chart = document.createElementNS(SVG_NS, 'svg')
-  chart.setAttribute('class', 'chart')
-  chart.setAttribute('data-testid', testid)
-  chart.setAttribute('role', 'img')
-  chart.setAttribute('aria-label', title)
-  const keys = legend.map(([tone, label, id]) =>
-    el('span', { class: 'key' }, [el('i', { class: 'swatch ' + tone }), label, el('b', { 'data-testid': id }, [DASH])]),
-  )
-  return { figure: el('figure', { class: 'panel' }, [el('figcaption', {}, [el('h3', {}, [title]), el('div', { class: 'legend' }, keys)]), chart]), chart }
+const QUANTILES = ['p50', 'p95', 'p99'] as const
+
+/** A number with its raw value in data-value (for tests) and a note on the window it covers. */
+interface Reading {
+  value: HTMLElement
+  note: HTMLElement
+}
+
+interface Stat extends Reading {
+  node: HTMLElement
+}
+
+interface Kpi extends Stat {
+  unit: HTMLElement
+}
+
+interface ChartFigure {
+  figure: HTMLElement
+  chart: SVGElement
+  /** The legend's figures, by data-testid. */
+  legend: Map<string, HTMLElement>
+}
+
+interface MethodView {
+  root: HTMLElement
+  chart: ChartFigure
+  stats: Record<'mean' | 'fill' | 'rate' | 'queue' | 'inflight' | 'total', Stat>
+  options: HTMLElement
+}
+
+export interface Card {
+  root: HTMLElement
+  kpis: Record<'requests' | 'batches' | 'p50' | 'p95' | 'p99' | 'failed', Kpi>
+  throughput: ChartFigure
+  latency: ChartFigure
+  routes: HTMLElement
+  replicas: HTMLElement
+  total: HTMLElement
+  methods: HTMLElement
+  methodsEmpty: HTMLElement
+  options: HTMLElement
+  idleNote: HTMLElement
+  methodViews: Map<string, MethodView>
+}
+
+/** A figure with a title, a legend of [tone, label, data-testid] keys and an SVG for one chart. */
+function chartFigure(title: string, testid: string, keys: [Tone, string, string][]): ChartFigure {
+  const chart = svg('svg', { class: 'chart', 'data-testid': testid, role: 'img', 'aria-label': title })
+  const legend = new Map<string, HTMLElement>()
+  const items = keys.map(([tone, label, id]) => {
+    const figure = el('b', { 'data-testid': id }, [DASH])
+    legend.set(id, figure)
+    return el('span', { class: 'key' }, [el('i', { class: 'swatch ' + tone }), label, figure])
+  })
+  const caption = el('figcaption', {}, [el('h3', {}, [title]), el('div', { class: 'legend' }, items)])
+  return { figure: el('figure', { class: 'panel' }, [caption, chart]), chart, legend }
+}
+
+function setLegend(chart: ChartFigure, id: string, text: string): void {
+  const figure = chart.legend.get(id)
+  if (figure) figure.textContent = text
 }
 
 /** A headline number: label, value with unit, and a note on the window it covers. */
-function kpi(label, testid) {
+function kpi(label: string, testid: string): Kpi {
   const value = el('span', { class: 'value', 'data-testid': testid, 'data-value': '' }, [DASH])
   const unit = el('span', { class: 'unit' })
   const note = el('span', { class: 'note' })
-  return { node: el('div', { class: 'kpi' }, [el('span', { class: 'label' }, [label]), el('span', { class: 'figure' }, [value, unit]), note]), value, unit, note }
+  const node = el('div', { class: 'kpi' }, [el('span', { class: 'label' }, [label]), el('span', { class: 'figure' }, [value, unit]), note])
+  return { node, value, unit, note }
 }
 
-function setKpi(item, raw, [text, unit], note) {
-  item.value.textContent = text
-  item.value.setAttribute('data-value', raw === null || raw === undefined ? '' : String(raw))
+/** One of a batched method's numbers: a term and its value with a note. */
+function stat(label: string, testid: string): Stat {
+  const value = el('span', { class: 'value', 'data-testid': testid, 'data-value': '' }, [DASH])
+  const note = el('small')
+  return { node: el('div', { class: 'stat' }, [el('dt', {}, [label]), el('dd', {}, [value, note])]), value, note }
+}
+
+function setReading(reading: Reading, raw: number | null | undefined, text: string, note = ''): void {
+  reading.value.textContent = text
+  reading.value.setAttribute('data-value', raw === null || raw === undefined ? '' : String(raw))
+  reading.note.textContent = note
+}
+
+function setKpi(item: Kpi, raw: number | null | undefined, [text, unit]: Figure, note = ''): void {
+  setReading(item, raw, text, note)
   item.unit.textContent = unit
-  item.note.textContent = note || ''
 }
 
-/** A definition list of options; rebuilt only when the options change. */
-function renderOptions(list, options, skip) {
-  const signature = JSON.stringify(options)
-  if (list.getAttribute('data-signature') === signature) return
-  list.setAttribute('data-signature', signature)
-  const rows = []
-  for (const [key, value] of flatten(options, '')) {
-    if (skip.includes(key)) continue
-    rows.push(el('div', { class: 'option', 'data-testid': 'option', 'data-option': key }, [el('dt', {}, [key]), el('dd', {}, [describeOption(key, value)])]))
-  }
-  list.replaceChildren(...(rows.length ? rows : [el('div', { class: 'muted' }, ['none reported'])]))
-}
+const isOptions = (value: unknown): value is Options => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-function flatten(value, prefix) {
-  const out = []
-  for (const key of Object.keys(value || {})) {
-    const item = value[key]
-    if (item && typeof item === 'object' && !Array.isArray(item)) out.push(...flatten(item, prefix + key + '.'))
+/** Nested options as dotted keys: { batching: { maxBatchSize: 4 } } -> batching.maxBatchSize. */
+function flatten(value: Options, prefix: string): [string, unknown][] {
+  const out: [string, unknown][] = []
+  for (const [key, item] of Object.entries(value)) {
+    if (isOptions(item)) out.push(...flatten(item, prefix + key + '.'))
     else out.push([prefix + key, item])
   }
   return out
 }
 
-function describeOption(key, value) {
+function describeOption(key: string, value: unknown): string {
   // Deployment-level maxQueuedRequests uses -1 for "no limit" (batch options already say it in words).
   if (key === 'maxQueuedRequests' && value === -1) return 'unbounded'
   if (/S$/.test(key) && typeof value === 'number') return value + ' s'
   return formatOption(value)
 }
 
-/** Make parent's children exactly these nodes, touching the DOM only when they differ (no reflow, no scroll jump). */
-function syncChildren(parent, nodes) {
-  const current = parent.children
-  if (current.length === nodes.length && nodes.every((node, i) => current[i] === node)) return
-  parent.replaceChildren(...nodes)
+/** A definition list of options; rebuilt only when the options change. */
+function renderOptions(list: HTMLElement, options: Options, skip: string[]): void {
+  const signature = JSON.stringify(options)
+  if (list.getAttribute('data-signature') === signature) return
+  list.setAttribute('data-signature', signature)
+  const rows = flatten(options, '')
+    .filter(([key]) => !skip.includes(key))
+    .map(([key, value]) => el('div', { class: 'option', 'data-testid': 'option', 'data-option': key }, [el('dt', {}, [key]), el('dd', {}, [describeOption(key, value)])]))
+  list.replaceChildren(...(rows.length ? rows : [el('div', { class: 'muted' }, ['none reported'])]))
 }
 
-function createCard(name) {
+export function createCard(name: string): Card {
   const kpis = {
     requests: kpi('Requests / s', 'requests-rate'),
     batches: kpi('Batches / s', 'batches-rate'),
@@ -102,6 +159,7 @@ function createCard(name) {
   const replicas = el('span', { class: 'pill' })
   const total = el('span', { class: 'pill', 'data-testid': 'requests-total', 'data-value': '' })
   const methods = el('div', { class: 'methods' })
+  const methodsEmpty = el('p', { class: 'muted methods-empty' }, ['No batched methods reported yet: a replica lists them once it has started.'])
   const options = el('dl', { class: 'options inline' })
   const idleNote = el('p', { class: 'idle-note', 'data-testid': 'idle-note' })
   const root = el('section', { class: 'card', 'data-testid': 'deployment', 'data-deployment': name, 'data-state': 'idle' }, [
@@ -112,58 +170,51 @@ function createCard(name) {
     methods,
     el('footer', { class: 'card-foot' }, [el('span', { class: 'eyebrow' }, ['Deployment options']), options]),
   ])
-  return { root, kpis, throughput, latency, routes, replicas, total, methods, options, idleNote, methodViews: new Map() }
+  return { root, kpis, throughput, latency, routes, replicas, total, methods, methodsEmpty, options, idleNote, methodViews: new Map() }
 }
 
-function createMethod(name) {
+function createMethod(name: string): MethodView {
   const chart = chartFigure('Batch size', 'batch-size-chart', [['tone-bar', 'batches', 'batch-size-total']])
-  const stats = {}
-  const rows = [
-    ['mean', 'Mean batch size', 'batch-size-mean'],
-    ['fill', 'Mean fill', 'batch-fill'],
-    ['rate', 'Batches / s', 'method-batches-rate'],
-    ['queue', 'Queue length', 'queue-length'],
-    ['inflight', 'Batches in flight', 'in-flight'],
-    ['total', 'Batches total', 'batches-total'],
-  ].map(([key, label, testid]) => {
-    stats[key] = { value: el('span', { class: 'value', 'data-testid': testid, 'data-value': '' }, [DASH]), note: el('small') }
-    return el('div', { class: 'stat' }, [el('dt', {}, [label]), el('dd', {}, [stats[key].value, stats[key].note])])
-  })
+  const stats = {
+    mean: stat('Mean batch size', 'batch-size-mean'),
+    fill: stat('Mean fill', 'batch-fill'),
+    rate: stat('Batches / s', 'method-batches-rate'),
+    queue: stat('Queue length', 'queue-length'),
+    inflight: stat('Batches in flight', 'in-flight'),
+    total: stat('Batches total', 'batches-total'),
+  }
   const options = el('dl', { class: 'options' })
   const root = el('article', { class: 'method', 'data-testid': 'method', 'data-method': name }, [
     el('header', { class: 'method-head' }, [el('span', { class: 'eyebrow' }, ['Batched method']), el('code', {}, [name])]),
     el('div', { class: 'method-body' }, [
       chart.figure,
-      el('div', { class: 'panel' }, [el('h3', {}, ['Batches']), el('dl', { class: 'stats' }, rows)]),
+      el('div', { class: 'panel' }, [el('h3', {}, ['Batches']), el('dl', { class: 'stats' }, Object.values(stats).map((s) => s.node))]),
       el('div', { class: 'panel' }, [el('h3', {}, ['Options in force']), options]),
     ]),
   ])
   return { root, chart, stats, options }
 }
 
-function setStat(stat, raw, text, note) {
-  stat.value.textContent = text
-  stat.value.setAttribute('data-value', raw === null || raw === undefined ? '' : String(raw))
-  stat.note.textContent = note || ''
-}
-
 /** Which observations a number covers: the last poll interval, or all of them when that was idle. */
-function windowNote(window, seconds) {
+function windowNote(window: Window, seconds: number): string {
   if (window === 'cumulative') return 'since start'
   return 'last ' + (seconds > 0 && seconds < 10 ? Number(seconds.toFixed(1)) : Math.round(seconds)) + ' s'
 }
 
-function updateCard(card, d, history, now, windowS, seconds) {
+/** Redraw one card from the latest model; `seconds` is the poll interval the rates cover. */
+export function updateCard(card: Card, d: DeploymentModel, history: History, now: number, windowS: number, seconds: number): void {
   // A deployment that has seen nothing gets one line instead of a wall of empty charts; set before
   // drawing, since hidden charts have no width to size to.
   const idle = !d.requestsTotal && !d.methods.some((m) => m.sizes && m.sizes.count > 0)
   card.root.setAttribute('data-state', idle ? 'idle' : 'active')
-  card.idleNote.textContent = 'No traffic yet. ' + (d.routes.length
-    ? 'Requests to ' + d.routes.map((r) => r.method + ' ' + r.path).join(' or ') + ' show up here within a second.'
-    : 'Calls through a handle show up here within a second.')
+  card.idleNote.textContent =
+    'No traffic yet. ' +
+    (d.routes.length
+      ? 'Requests to ' + d.routes.map((r) => r.method + ' ' + r.path).join(' or ') + ' show up here within a second.'
+      : 'Calls through a handle show up here within a second.')
   card.replicas.textContent = d.replicas ? d.replicas + (d.replicas === 1 ? ' replica' : ' replicas') : 'not started'
-  card.total.textContent = formatCount(d.requestsTotal || 0) + ' requests'
-  card.total.setAttribute('data-value', String(d.requestsTotal || 0))
+  card.total.textContent = formatCount(d.requestsTotal ?? 0) + ' requests'
+  card.total.setAttribute('data-value', String(d.requestsTotal ?? 0))
   card.routes.replaceChildren(
     ...(d.routes.length
       ? d.routes.map((r) => el('code', { class: 'route' }, [el('b', {}, [r.method]), ' ' + r.path]))
@@ -171,28 +222,35 @@ function updateCard(card, d, history, now, windowS, seconds) {
   )
 
   setKpi(card.kpis.requests, d.requestsRate, formatRate(d.requestsRate), d.requestsRate === null ? 'waiting for a 2nd poll' : '')
-  setKpi(card.kpis.batches, d.batchesRate, formatRate(d.batchesRate), '')
+  setKpi(card.kpis.batches, d.batchesRate, formatRate(d.batchesRate))
   const note = d.latency ? windowNote(d.latency.window, seconds) : 'no traffic yet'
-  for (const q of ['p50', 'p95', 'p99']) {
-    setKpi(card.kpis[q], d.latency && d.latency[q], formatSeconds(d.latency && d.latency[q]), note)
+  for (const q of QUANTILES) {
+    const value = d.latency ? d.latency[q] : null
+    setKpi(card.kpis[q], value, formatSeconds(value), note)
     card.kpis[q].value.setAttribute('data-window', d.latency ? d.latency.window : '')
+    setLegend(card.latency, 'legend-' + q, formatSeconds(value).join(' '))
   }
-  setKpi(card.kpis.failed, d.failedShare, formatPercent(d.failedShare), 'status \\u2265 400')
-
-  const legend = (id, text) => { card.root.querySelector('[data-testid="' + id + '"]').textContent = text }
-  legend('legend-requests', formatRate(d.requestsRate).join(''))
-  legend('legend-batches', formatRate(d.batchesRate).join(''))
-  for (const q of ['p50', 'p95', 'p99']) legend('legend-' + q, formatSeconds(d.latency && d.latency[q]).join(' '))
+  setKpi(card.kpis.failed, d.failedShare, formatPercent(d.failedShare), 'status \u2265 400')
+  setLegend(card.throughput, 'legend-requests', formatRate(d.requestsRate).join(''))
+  setLegend(card.throughput, 'legend-batches', formatRate(d.batchesRate).join(''))
 
   drawLineChart(card.throughput.chart, {
-    now, windowS, format: axisRate, minMax: 1, empty: 'no traffic yet',
+    now,
+    windowS,
+    format: axisRate,
+    minMax: 1,
+    empty: 'no traffic yet',
     series: [
       { tone: 'tone-1', area: true, points: history.requests },
       { tone: 'tone-2', points: history.batches },
     ],
   })
   drawLineChart(card.latency.chart, {
-    now, windowS, format: axisSeconds, minMax: 0.001, empty: 'no traffic yet',
+    now,
+    windowS,
+    format: axisSeconds,
+    minMax: 0.001,
+    empty: 'no traffic yet',
     series: [
       { tone: 'tone-1', points: history.p50 },
       { tone: 'tone-2', points: history.p95 },
@@ -202,10 +260,13 @@ function updateCard(card, d, history, now, windowS, seconds) {
 
   // Place method views first, then draw: the charts size themselves to their laid-out width.
   for (const name of [...card.methodViews.keys()]) if (!d.methods.some((m) => m.name === name)) card.methodViews.delete(name)
-  for (const m of d.methods) if (!card.methodViews.has(m.name)) card.methodViews.set(m.name, createMethod(m.name))
-  if (!d.methods.length) card.methodsEmpty = card.methodsEmpty || el('p', { class: 'muted methods-empty' }, ['No batched methods reported yet: a replica lists them once it has started.'])
-  syncChildren(card.methods, d.methods.length ? d.methods.map((m) => card.methodViews.get(m.name).root) : [card.methodsEmpty])
-  for (const m of d.methods) updateMethod(card.methodViews.get(m.name), m, seconds)
+  const views = d.methods.map((m) => {
+    let view = card.methodViews.get(m.name)
+    if (!view) card.methodViews.set(m.name, (view = createMethod(m.name)))
+    return { view, m }
+  })
+  syncChildren(card.methods, views.length ? views.map(({ view }) => view.root) : [card.methodsEmpty])
+  for (const { view, m } of views) updateMethod(view, m, seconds)
   renderOptions(card.options, d.options, ['name'])
 }
 
@@ -214,41 +275,46 @@ function updateCard(card, d, history, now, windowS, seconds) {
  * ranges (batch sizes are whole items), shown up to the bucket holding
  * maxBatchSize or the largest batch seen, whichever is further.
  */
-function sizeBars(sizes, maxBatchSize) {
-  if (!sizes) return []
+function sizeBars(sizes: Histogram, maxBatchSize: unknown): { label: string; value: number }[] {
   const { bounds, counts, count } = sizes
   let last = bounds.findIndex((b) => b >= (Number(maxBatchSize) || 1))
   if (last < 0) last = bounds.length - 1
-  counts.forEach((c, i) => { if (c > (i ? counts[i - 1] : 0)) last = Math.max(last, i) })
+  counts.forEach((c, i) => {
+    if (c > (i ? counts[i - 1]! : 0)) last = Math.max(last, i)
+  })
   const bars = []
   for (let i = 0; i <= last; i++) {
-    const low = i === 0 ? Math.min(1, bounds[0]) : bounds[i - 1] + 1
-    const high = bounds[i]
-    bars.push({ label: low >= high ? String(high) : low + '\\u2013' + high, value: counts[i] - (i ? counts[i - 1] : 0) })
+    const low = i === 0 ? Math.min(1, bounds[0]!) : bounds[i - 1]! + 1
+    const high = bounds[i]!
+    bars.push({ label: low >= high ? String(high) : low + '\u2013' + high, value: counts[i]! - (i ? counts[i - 1]! : 0) })
   }
-  const over = count - counts[counts.length - 1]
+  const over = count - counts[counts.length - 1]!
   if (over > 0) bars.push({ label: '>' + bounds[bounds.length - 1], value: over })
   return bars
 }
 
-function updateMethod(view, m, seconds) {
-  const max = m.options.maxBatchSize
-  const bars = sizeBars(m.sizes, max)
-  drawBarChart(view.chart.chart, {
-    bars: bars.length ? bars : sizeBars({ bounds: [1, 2, 4, 8], counts: [0, 0, 0, 0], count: 0 }, max),
-    unit: 'batches', xTitle: 'items per batch', empty: 'no batches yet',
-  })
-  const total = view.chart.figure.querySelector('[data-testid="batch-size-total"]')
-  total.textContent = formatCount(m.sizes ? m.sizes.count : 0)
-  total.setAttribute('data-value', String(m.sizes ? m.sizes.count : 0))
+/** The buckets an empty histogram is drawn with before the first batch. */
+const NO_BATCHES: Histogram = { bounds: [1, 2, 4, 8], counts: [0, 0, 0, 0], sum: 0, count: 0 }
 
-  const mean = m.meanSize && m.meanSize.value
-  setStat(view.stats.mean, mean, mean === null || mean === undefined ? DASH : trim(mean) + (max ? ' / ' + max : ''), m.meanSize ? windowNote(m.meanSize.window, seconds) : '')
-  setStat(view.stats.fill, m.fill, formatPercent(m.fill).join(' '), 'of maxBatchSize')
-  setStat(view.stats.rate, m.batchesRate, formatRate(m.batchesRate).join(''), '')
-  setStat(view.stats.queue, m.queueLength, formatCount(m.queueLength), 'calls waiting')
-  setStat(view.stats.inflight, m.inFlight, formatCount(m.inFlight), '')
-  setStat(view.stats.total, m.batchesTotal, formatCount(m.batchesTotal), '')
+function updateMethod(view: MethodView, m: MethodModel, seconds: number): void {
+  const max = m.options.maxBatchSize
+  const bars = m.sizes ? sizeBars(m.sizes, max) : []
+  drawBarChart(view.chart.chart, {
+    bars: bars.length ? bars : sizeBars(NO_BATCHES, max),
+    unit: 'batches',
+    xTitle: 'items per batch',
+    empty: 'no batches yet',
+  })
+  const batches = m.sizes ? m.sizes.count : 0
+  setLegend(view.chart, 'batch-size-total', formatCount(batches))
+  view.chart.legend.get('batch-size-total')?.setAttribute('data-value', String(batches))
+
+  const mean = m.meanSize ? m.meanSize.value : null
+  setReading(view.stats.mean, mean, mean === null ? DASH : trim(mean) + (max ? ' / ' + formatOption(max) : ''), m.meanSize ? windowNote(m.meanSize.window, seconds) : '')
+  setReading(view.stats.fill, m.fill, formatPercent(m.fill).join(' '), 'of maxBatchSize')
+  setReading(view.stats.rate, m.batchesRate, formatRate(m.batchesRate).join(''))
+  setReading(view.stats.queue, m.queueLength, formatCount(m.queueLength), 'calls waiting')
+  setReading(view.stats.inflight, m.inFlight, formatCount(m.inFlight))
+  setReading(view.stats.total, m.batchesTotal, formatCount(m.batchesTotal))
   renderOptions(view.options, m.options, [])
 }
-`

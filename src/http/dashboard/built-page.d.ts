@@ -1,0 +1,8 @@
+/**
+ * The module scripts/build-dashboard.ts writes (generated/dashboard-page.js),
+ * reached as "#dashboard-page" through package.json's imports. Declared here
+ * so that type checking needs no build: the generated file is not in git.
+ */
+export declare const html: string
+export declare const scriptHash: string
+export declare const styleHash: string
