@@ -55,7 +55,7 @@ export class MlpUnbatched {
 export const ocrBatched = ocrReplicas === 1 ? ocrDirection : ocrDirection.withOptions({ numReplicas: ocrReplicas })
 export const ocrUnbatched = deployment(OcrUnbatched, { name: 'OcrUnbatched' })
 export const mlpUnbatched = deployment(MlpUnbatched, { name: 'MlpUnbatched' })
-/** Seed 002 as configured has batchWaitTimeoutS 0.1; this twin dispatches what is queued at once. */
+/** The house-price deployment as shipped has batchWaitTimeoutS 0.1; this twin dispatches what is queued at once. */
 export const housePriceT0 = housePrice.withOptions({
   name: 'HousePriceT0',
   binding: 'HousePriceT0',
