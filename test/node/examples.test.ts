@@ -34,7 +34,7 @@ afterAll(async () => {
   vi.restoreAllMocks()
 })
 
-describe('deployment-level batching (Ray's batching_config)', () => {
+describe("deployment-level batching (Ray's batching_config)", () => {
   it('hands whole requests to fetch in batches of at most maxBatchSize', async () => {
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) => fetch(`${server.url}/echo?i=${i}`).then((r) => r.json() as Promise<{ path: string; batch: number }>)),
