@@ -3,6 +3,7 @@ import { durableObject, serveWorker } from '../src/runtime/workers/index.js'
 import { provideOrtWasm } from '../src/onnx/workerd.js'
 import ortWasm from '../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import { app, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
+import { batchedNoOp, noOp } from './apps/overhead.js'
 import { housePrice } from '../examples/house-price/predictor.js'
 
 provideOrtWasm(ortWasm)
@@ -14,3 +15,5 @@ export const OcrUnbatched = durableObject(ocrUnbatched)
 export const HousePricePredictor = durableObject(housePrice)
 export const HousePriceT0 = durableObject(housePriceT0)
 export const MlpUnbatched = durableObject(mlpUnbatched)
+export const NoOp = durableObject(noOp)
+export const BatchedNoOp = durableObject(batchedNoOp)
