@@ -84,7 +84,7 @@ function cannon(spec: LoadSpec, durationS: number, latencies?: number[]) {
 }
 
 /** One measured run of a row (after its warm-up). */
-async function measure(spec: LoadSpec): Promise<LoadRow> {
+export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const before = await batchSizeTotals(spec.base, spec.deployment)
   const latencies: number[] = []
   const cpu0 = ownCpuS()
@@ -112,12 +112,27 @@ async function measure(spec: LoadSpec): Promise<LoadRow> {
   }
 }
 
-/** A warmed-up row; with `repeats` > 1, the run with the median req/s (its own latencies and CPU with it). */
-export async function loadRow(spec: LoadSpec, repeats = 1): Promise<LoadRow> {
+/** Warm the endpoint up (JIT, model load, connection pools) without measuring. */
+export async function warmUp(spec: LoadSpec): Promise<void> {
   if (spec.warmupS > 0) await cannon(spec, spec.warmupS)
-  const runs: LoadRow[] = []
-  for (let i = 0; i < repeats; i++) runs.push(await measure(spec))
+}
+
+/** The run whose req/s is the median of `runs`, marked with how many runs it stands for. */
+export function medianRun(runs: LoadRow[]): LoadRow {
   const middle = median(runs.map((r) => r.requestsPerS))
   const chosen = runs.reduce((a, b) => (Math.abs(b.requestsPerS - middle) < Math.abs(a.requestsPerS - middle) ? b : a))
-  return { ...chosen, repeats }
+  return { ...chosen, repeats: runs.length }
+}
+
+/**
+ * Rows measured round-robin, `repeats` rounds, each the median run: rows that
+ * are compared in a ratio see the same drift (other load, GC, thermal) alike.
+ */
+export async function interleavedRows(specs: LoadSpec[], repeats: number): Promise<LoadRow[]> {
+  for (const spec of specs) await warmUp(spec)
+  const runs = specs.map((): LoadRow[] => [])
+  for (let round = 0; round < repeats; round++) {
+    for (const [i, spec] of specs.entries()) runs[i]!.push(await measure(spec))
+  }
+  return runs.map(medianRun)
 }
