@@ -5,6 +5,7 @@
  * the bundle); serve `onnxruntime-web/dist` there or set the path.
  */
 import * as ort from 'onnxruntime-web'
+import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 interface NavigatorGpu {
@@ -26,11 +27,7 @@ export const platform: OrtPlatform = {
       return false
     }
   },
-  async fetchBytes(source) {
-    const response = await fetch(source)
-    if (!response.ok) throw new Error(`could not load the model from ${String(source)}: ${response.status}`)
-    return new Uint8Array(await response.arrayBuffer())
-  },
+  fetchBytes,
 }
 
 export { ort }

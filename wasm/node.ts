@@ -5,6 +5,7 @@
 import * as ort from 'onnxruntime-web'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
+import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 export const platform: OrtPlatform = {
@@ -15,13 +16,10 @@ export const platform: OrtPlatform = {
   },
   // Node has no WebGPU.
   hasWebGpu: async () => false,
+  // A URL is fetched; anything else is a file path (or file: URL).
   async fetchBytes(source) {
     const text = String(source)
-    if (/^https?:/i.test(text)) {
-      const response = await fetch(text)
-      if (!response.ok) throw new Error(`could not load the model from ${text}: ${response.status}`)
-      return new Uint8Array(await response.arrayBuffer())
-    }
+    if (/^https?:/i.test(text)) return fetchBytes(text)
     return new Uint8Array(await readFile(text.startsWith('file:') ? fileURLToPath(text) : text))
   },
 }

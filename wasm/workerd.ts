@@ -11,6 +11,7 @@
  * The `onnxruntime-web/wasm` entry: workerd has no WebGPU, and no threads.
  */
 import * as ort from 'onnxruntime-web/wasm'
+import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 /**
@@ -91,11 +92,7 @@ export const platform: OrtPlatform = {
     return withCompiledRuntime(create)
   },
   hasWebGpu: async () => false,
-  async fetchBytes(source) {
-    const response = await fetch(source)
-    if (!response.ok) throw new Error(`could not load the model from ${String(source)}: ${response.status}`)
-    return new Uint8Array(await response.arrayBuffer())
-  },
+  fetchBytes,
 }
 
 export { ort }

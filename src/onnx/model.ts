@@ -1,5 +1,6 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
 import { describe } from '../batching/options.js'
+import { responseBytes } from './fetch-bytes.js'
 
 export type { Tensor } from 'onnxruntime-web'
 
@@ -114,10 +115,6 @@ async function bytesOf(platform: OrtPlatform, source: ModelSource): Promise<Uint
   if (source instanceof Uint8Array) return source
   if (source instanceof ArrayBuffer) return new Uint8Array(source)
   if (typeof source === 'string' || source instanceof URL) return platform.fetchBytes(source)
-  if (source && typeof (source as Response).arrayBuffer === 'function') {
-    const response = source as Response
-    if (!response.ok) throw new Error(`could not load the model: the response was ${response.status}`)
-    return new Uint8Array(await response.arrayBuffer())
-  }
+  if (source && typeof (source as Response).arrayBuffer === 'function') return responseBytes(source as Response)
   throw new TypeError(`loadModel() takes bytes, a URL or a Response, received ${describe(source)}`)
 }
