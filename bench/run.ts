@@ -11,6 +11,7 @@ import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
 import { ROOT, TSX, quick, runJsonChild, startChild } from './lib.js'
 import { interleavedRows, type LoadRow, type LoadSpec } from './http.js'
+import { measureModelLimit } from './model-limit.js'
 import { renderReport } from './report.js'
 
 const started = Date.now()
@@ -114,23 +115,8 @@ log('request path in process')
 const requestPath = await runJsonChild<{ microsecondsPerRequest: Record<string, number> }>('bench/request-path.ts', quick ? ['--quick'] : [])
 
 // 2. The model's limit, and the pipeline's: one process per thread count
-interface LimitRow {
-  batch: number
-  itemsPerS: number
-  msPerRun: number
-}
-interface ModelLimit {
-  threads: string
-  effectiveNumThreads: number
-  rows: LimitRow[]
-  /** decode + preprocess + session.run on the served image, per batch size. */
-  pipelineRows?: LimitRow[]
-}
-const modelLimit: ModelLimit[] = []
-for (const threads of ['1', String(availableParallelism())]) {
-  log(`model limit, numThreads ${threads}`)
-  modelLimit.push(await runJsonChild<ModelLimit>('bench/model-limit.ts', [...(quick ? ['--quick'] : []), '--threads', threads]))
-}
+log('model and pipeline limits')
+const modelLimit = await measureModelLimit({ quick })
 
 // 2b. Static against continuous batching for text generation
 log('continuous batching')
@@ -189,11 +175,7 @@ const find = (all: Row[], endpoint: Endpoint, c: number) => {
   return found
 }
 const rps = (endpoint: Endpoint, c = 64) => find(nodeRows, endpoint, c).requestsPerS
-const best = (rowsOf: LimitRow[]) => rowsOf.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
-const pipelineConfigs = modelLimit.filter((m) => m.pipelineRows && m.pipelineRows.length > 0)
-const limitSource = pipelineConfigs.length > 0 ? 'pipeline' : 'session.run'
-const limitCandidates = modelLimit.map((m) => ({ threads: m.effectiveNumThreads, row: best(m.pipelineRows?.length ? m.pipelineRows : m.rows) }))
-const pipelineLimit = limitCandidates.reduce((a, b) => (b.row.itemsPerS > a.row.itemsPerS ? b : a))
+const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
 const threadRps = (replicas: number) => threadRows.find((r) => r.replicas === replicas)!.requestsPerS
@@ -202,7 +184,7 @@ const ratios = {
   deployment_route_vs_hono_c64: rps(E.noop) / rps(E.hello),
   batched_deployment_route_vs_hono_c64: rps(E.noopBatched) / rps(E.hello),
   ocr_batched_vs_unbatched_c64: rps(E.ocrBatched) / rps(E.ocrUnbatched),
-  ocr_served_vs_pipeline_limit_c64: rps(E.ocrBatched) / pipelineLimit.row.itemsPerS,
+  ocr_served_vs_pipeline_limit_c64: rps(E.ocrBatched) / pipelineLimit.itemsPerS,
   mlp_batched_vs_hono_json_c64: rps(E.mlpBatched) / rps(E.honoJson),
   node_threads_2_vs_1_c64: threadRps(2) / threadRps(1),
   engine_vs_dataloader: eng('edgeserve batch()').itemsPerS / eng('DataLoader').itemsPerS,
@@ -214,8 +196,8 @@ const ratioNotes = {
   batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
   ocr_batched_vs_unbatched_c64: 'the OCR direction example as shipped over a twin doing one session.run per request, both with loadModel\'s default threads',
   ocr_served_vs_pipeline_limit_c64:
-    `limit = best in-process items/s of ${limitSource === 'pipeline' ? 'decode + preprocess + session.run on the same image' : 'session.run alone'} over batch sizes and thread counts ` +
-    `(batch ${pipelineLimit.row.batch}, ${pipelineLimit.threads} thread(s), ${pipelineLimit.row.itemsPerS.toFixed(0)} items/s)`,
+    'limit = best in-process items/s of decode + preprocess + session.run on the same image over batch sizes and thread counts ' +
+    `(batch ${pipelineLimit.batch}, ${pipelineLimit.threads} thread(s), ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
   mlp_batched_vs_hono_json_c64: 'the house-price example as shipped over a bare Hono route that reads and checks the same JSON and answers the same shape',
   node_threads_2_vs_1_c64: 'the OCR example on 2 worker-thread replicas over 1, c=64',
   engine_vs_dataloader: '256 callers each awaiting its next call; the burst workload is in the tables',
