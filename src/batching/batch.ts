@@ -1,5 +1,5 @@
 import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator } from './decorator.js'
-import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
+import { describe, getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 import { BatchQueue, type BatchInfo, type BatchStats, type CallOptions, type QueueObserver } from './queue.js'
 import { promiseRunner, type BatchHandler, type PromiseSettler } from './run.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
@@ -81,6 +81,20 @@ export function batch(first?: unknown, second?: unknown): unknown {
     // `@batch` without parentheses: TypeScript hands us (method, context).
     if (isMethodDecoratorContext(second)) return batchMethod({})(first as never, second as never)
     return batchFunction(first as BatchHandler<unknown, unknown>, second as BatchOptions<unknown>)
+  }
+  // Anything else must be the decorator form, options alone. Refuse the rest
+  // here, at once, rather than return a decorator that fails on first use.
+  if (second !== undefined) {
+    throw new TypeError(
+      `batch(handler, options) needs a handler function (items) => results first, received ${describe(first)}; ` +
+        'to decorate a method, pass the options alone: @batch({ maxBatchSize: 4 })',
+    )
+  }
+  if (first !== undefined && (first === null || typeof first !== 'object' || Array.isArray(first))) {
+    throw new TypeError(
+      `batch() needs a handler function (items) => results, or options alone to decorate a method ` +
+        `(@batch({ maxBatchSize: 4 })), received ${describe(first)}`,
+    )
   }
   return batchMethod(first as BatchOptions<never> | undefined)
 }

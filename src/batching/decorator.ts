@@ -1,7 +1,7 @@
 import { BatchHandlerError } from '../errors.js'
 import type { BatchControls } from './batch.js'
 import { batch } from './batch.js'
-import type { BatchOptions } from './options.js'
+import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 import type { BatchInfo } from './queue.js'
 
 /**
@@ -43,6 +43,9 @@ export function isMethodDecoratorContext(value: unknown): value is ClassMethodDe
 }
 
 export function batchMethod(options: BatchOptions<never> | undefined): BatchMethodDecorator {
+  // Validated here, when the class is defined, so a bad option fails at
+  // start-up even if the class is never instantiated.
+  const validated = getValidOptions(options)
   return <This extends object, T, R>(
     method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
     context: ClassMethodDecoratorContext<This>,
@@ -51,13 +54,13 @@ export function batchMethod(options: BatchOptions<never> | undefined): BatchMeth
       throw new TypeError('@batch decorates instance methods; for a function use batch(handler, options)')
     }
     const name = String(context.name)
-    const userOptions = (options ?? {}) as BatchOptions<T>
     const queues = new WeakMap<This, (lists: T[]) => Promise<R[]>>()
 
     const queueFor = (instance: This) => {
-      const { batchSizeFn, batchKey } = userOptions
+      // The options were written before the method's item type was known.
+      const { batchSizeFn, batchKey } = validated as ResolvedBatchOptions<T>
       const queue = batch<T[], R[]>((lists, info) => runLists(method, instance, lists, info), {
-        ...userOptions,
+        ...validated,
         batchSizeFn: (list) => (batchSizeFn ? sumOf(list, batchSizeFn) : list.length),
         batchKey: batchKey && ((list, context) => batchKey(list[0] as T, context)),
       })

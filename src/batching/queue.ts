@@ -189,8 +189,13 @@ export class BatchQueue<T, S extends Settler> {
     this.waitTimer = undefined
     this.pump()
   }
-  /** When formation of the next batch began (rule 3), for batchWaitTimeoutS. */
-  private formingSince: number | undefined = undefined
+  /**
+   * The batch being formed: when its wait began (when a slot was free for it
+   * and it was not yet full) and the size and wait it began with. As in Ray
+   * Serve, setMaxBatchSize and setBatchWaitTimeoutS apply from the next batch
+   * to form; the one forming keeps what it started with.
+   */
+  private forming: { since: number; maxBatchSize: number; waitMs: number } | undefined = undefined
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
 
@@ -262,13 +267,13 @@ export class BatchQueue<T, S extends Settler> {
     if (typeof size !== 'number' || !Number.isFinite(size) || size <= 0) {
       throw new TypeError(`batchSizeFn must return a finite number greater than 0, returned ${describe(size)}`)
     }
-    if (size > this.options.maxBatchSize) throw this.tooLarge(size)
+    if (size > this.options.maxBatchSize) throw this.tooLarge(size, this.options.maxBatchSize)
     return size
   }
 
-  private tooLarge(size: number): ItemTooLargeError {
+  private tooLarge(size: number, maxBatchSize: number): ItemTooLargeError {
     return new ItemTooLargeError(
-      `this item has size ${size} but a batch holds at most ${this.options.maxBatchSize} (maxBatchSize); ` +
+      `this item has size ${size} but a batch holds at most ${maxBatchSize} (maxBatchSize); ` +
         'split the item or raise maxBatchSize',
     )
   }
@@ -346,7 +351,7 @@ export class BatchQueue<T, S extends Settler> {
     // A full batch has nothing to wait for (rule 4): start it on a microtask.
     // A partial one waits for the end of this round of I/O, so that requests
     // that arrived together share it (see macrotask.ts).
-    const full = changed ? changed.units >= this.options.maxBatchSize && this.inFlight < this.options.maxConcurrentBatches : this.hasFullBatch()
+    const full = changed ? changed.units >= this.batchLimit() && this.inFlight < this.options.maxConcurrentBatches : this.hasFullBatch()
     if (full) {
       if (this.fullPumpScheduled) return
       this.fullPumpScheduled = true
@@ -358,32 +363,42 @@ export class BatchQueue<T, S extends Settler> {
     macrotask(this.pumpTask)
   }
 
+  /** The most units the next batch may hold: the forming batch's own, else the current setting. */
+  private batchLimit(): number {
+    return this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+  }
+
   private hasFullBatch(): boolean {
     if (this.inFlight >= this.options.maxConcurrentBatches) return false
-    for (const bucket of this.buckets.values()) if (bucket.units >= this.options.maxBatchSize) return true
+    const limit = this.batchLimit()
+    for (const bucket of this.buckets.values()) if (bucket.units >= limit) return true
     return false
   }
 
   private pump(): void {
     this.pumpScheduled = false
-    const { maxConcurrentBatches, maxBatchSize, allowSmallBatch, strideS } = this.options
-    const waitMs = this.options.batchWaitTimeoutS * 1000
+    const { maxConcurrentBatches, allowSmallBatch, strideS } = this.options
     while (this.inFlight < maxConcurrentBatches && this.queued > 0) {
-      const bucket = this.nextBucket()
-      if (bucket.units < maxBatchSize) {
+      const limit = this.batchLimit()
+      const bucket = this.nextBucket(limit)
+      if (bucket.units < limit && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
+        // A partial batch with a free slot: it forms from now, with the
+        // settings in force now.
+        const now = Date.now()
+        const forming = (this.forming ??= {
+          since: now,
+          maxBatchSize: this.options.maxBatchSize,
+          waitMs: this.options.batchWaitTimeoutS * 1000,
+        })
         if (!allowSmallBatch) break
-        if (waitMs > 0) {
-          const now = Date.now()
-          this.formingSince ??= now
-          const due = this.formingSince + waitMs
-          if (now < due) {
-            // Under strideS the next tick looks again; otherwise one timer.
-            if (strideS === 0 && this.waitTimer === undefined) this.waitTimer = setTimeout(this.waitTask, due - now)
-            break
-          }
+        const due = forming.since + forming.waitMs
+        if (now < due) {
+          // Under strideS the next tick looks again; otherwise one timer.
+          if (strideS === 0 && this.waitTimer === undefined) this.waitTimer = setTimeout(this.waitTask, due - now)
+          break
         }
       }
-      this.dispatch(bucket)
+      this.dispatch(bucket, limit)
     }
     if (this.queued === 0 && this.strideTimer !== undefined) {
       clearInterval(this.strideTimer)
@@ -391,13 +406,12 @@ export class BatchQueue<T, S extends Settler> {
     }
   }
 
-  /** Full buckets first (rule 4); among equals, the one whose head waited longest. */
-  private nextBucket(): Bucket<T, S> {
-    const { maxBatchSize } = this.options
+  /** Full buckets first: a full batch starts at once. Among equals, the one whose head waited longest. */
+  private nextBucket(limit: number): Bucket<T, S> {
     let best: Bucket<T, S> | undefined
     let bestFull = false
     for (const bucket of this.buckets.values()) {
-      const full = bucket.units >= maxBatchSize
+      const full = bucket.units >= limit
       if (!best || (full && !bestFull) || (full === bestFull && bucket.head!.sequence < best.head!.sequence)) {
         best = bucket
         bestFull = full
@@ -407,18 +421,18 @@ export class BatchQueue<T, S extends Settler> {
   }
 
   private stopForming(): void {
-    this.formingSince = undefined
+    this.forming = undefined
     if (this.waitTimer !== undefined) {
       clearTimeout(this.waitTimer)
       this.waitTimer = undefined
     }
   }
 
-  /** Take the head run of a bucket that fits in one batch and start it. */
-  private dispatch(bucket: Bucket<T, S>): void {
+  /** Take the head run of a bucket that fits in one batch of `limit` units and start it. */
+  private dispatch(bucket: Bucket<T, S>, limit: number): void {
     this.stopForming()
     const entries: Entry<T, S>[] = []
-    this.take(bucket, this.options.maxBatchSize, entries)
+    this.take(bucket, limit, entries)
     if (entries.length === 0) return
     const batch = new RunningBatch(this, entries, bucket.key)
     for (const entry of entries) entry.batch = batch
@@ -451,9 +465,9 @@ export class BatchQueue<T, S extends Settler> {
     const { maxBatchSize } = this.options
     let units = 0
     for (let entry = bucket.head; entry; entry = bucket.head) {
-      if (entry.size > maxBatchSize) {
+      if (entry.size > maxBatchSize && entry.size > maxUnits) {
         // Admitted under a larger maxBatchSize that has since been lowered.
-        this.leave(entry, this.tooLarge(entry.size))
+        this.leave(entry, this.tooLarge(entry.size, maxBatchSize))
         continue
       }
       if (units + entry.size > maxUnits) break

@@ -52,6 +52,38 @@ describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
   })
 })
 
+describe('a batch already forming', () => {
+  it('keeps the size and wait it started with; the next batch uses the new ones', async () => {
+    await useFakeTime()
+    const batches: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        batches.push(xs)
+        return xs
+      },
+      { maxBatchSize: 4, batchWaitTimeoutS: 0.1 },
+    )
+    const forming = [f(1), f(2)]
+    await flushQueue() // a slot is free and the batch is not full: it forms, waiting 100 ms
+    f.setMaxBatchSize(2) // would make it full
+    f.setBatchWaitTimeoutS(10)
+    await vi.advanceTimersByTimeAsync(99)
+    expect(batches).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(batches).toEqual([[1, 2]])
+    await Promise.all(forming)
+
+    const next = [f(3), f(4), f(5)]
+    await flushQueue()
+    expect(batches).toEqual([[1, 2], [3, 4]]) // full at the new size at once
+    await vi.advanceTimersByTimeAsync(9_999)
+    expect(batches).toHaveLength(2) // the rest waits the new 10 s
+    await vi.advanceTimersByTimeAsync(1)
+    expect(batches).toEqual([[1, 2], [3, 4], [5]])
+    await expect(Promise.all(next)).resolves.toEqual([3, 4, 5])
+  })
+})
+
 describe('stats()', () => {
   it('reports queue length, batches run, items run, mean batch size and batches in flight', async () => {
     const gate = deferred()
