@@ -1,14 +1,11 @@
-import {
-  BackPressureError,
-  ItemTooLargeError,
-  RequestCancelledError,
-  RequestTimeoutError,
-} from '../errors.js'
+import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { currentContext } from './context.js'
+import { DeadlineTimer } from './deadlines.js'
+import { QUEUED, RunningBatch, SETTLED, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue, type Linked } from './list.js'
 import { macrotask } from './macrotask.js'
 import {
-  describe,
+  formatReceived,
   getValidPositiveInteger,
   getValidSeconds,
   type CallContext,
@@ -38,16 +35,6 @@ export interface BatchStats {
   batchesInFlight: number
 }
 
-/** What the queue tells the handler about the batch it is running. */
-export interface BatchInfo {
-  /** The `batchKey` every item of this batch shares (undefined without one). */
-  readonly key: string | undefined
-  /** Aborts once every caller of this batch has gone: the handler may stop early. */
-  readonly signal: AbortSignal
-  /** True while caller `i` still waits for its result. */
-  isActive(index: number): boolean
-}
-
 /**
  * Watches a queue for metrics and logs. Calls are synchronous and cheap to
  * skip: without an observer the queue does no timing at all.
@@ -61,55 +48,11 @@ export interface QueueObserver {
   batchFinished(size: number, waitMs: number, executionMs: number): void
 }
 
-/** How a caller receives the outcome: a promise, or a stream of partials. */
-export interface Settler {
-  reject(error: unknown): void
-}
-
-const QUEUED = 0
-const RUNNING = 1
-const SETTLED = 2
-
-export class Entry<T, S extends Settler = Settler> implements Linked<Entry<T, S>> {
-  prev: Entry<T, S> | undefined = undefined
-  next: Entry<T, S> | undefined = undefined
-  state = QUEUED
-  batch: RunningBatch<T, S> | undefined = undefined
-  bucket: Bucket<T, S> | undefined = undefined
-  /** performance.now() at admission; only read when the queue is observed. */
-  enqueuedAt = 0
-  /** Order of admission, to find the bucket whose head waited longest. */
-  sequence = 0
-
-  constructor(
-    readonly queue: BatchQueue<T, S>,
-    readonly item: T,
-    readonly size: number,
-    readonly key: string | undefined,
-    readonly signal: AbortSignal | undefined,
-    readonly deadline: number | undefined,
-    readonly settler: S,
-  ) {}
-
-  get settled(): boolean {
-    return this.state === SETTLED
-  }
-
-  /**
-   * EventListener object: the entry itself listens for its signal's abort, so
-   * a call costs no extra closure.
-   */
-  handleEvent(): void {
-    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.signal?.reason }))
-  }
-
-  leave(reason: Error): void {
-    this.queue.leave(this, reason)
-  }
-}
+/** Runs one batch; resolves when it is done with every entry. */
+export type BatchRunner<T, E extends Entry<T>> = (batch: RunningBatch<T, E>) => Promise<void>
 
 /** Calls that may share a batch: one per batch key, FIFO inside. */
-class Bucket<T, S extends Settler> extends LinkedQueue<Entry<T, S>> {
+class Bucket<E extends Linked<E> & { readonly sequence: number }> extends LinkedQueue<E> {
   /** Sum of the entries' sizes (`batchSizeFn` units). */
   units = 0
   constructor(readonly key: string | undefined) {
@@ -117,61 +60,33 @@ class Bucket<T, S extends Settler> extends LinkedQueue<Entry<T, S>> {
   }
 }
 
-export class RunningBatch<T, S extends Settler> implements BatchInfo {
-  /** Callers still waiting for this batch. */
-  live: number
-  /** Set once the concurrency slot is given back (done, or every caller gone). */
-  released = false
-  /** For observers: when the batch started, and how long its oldest call waited. */
-  startedAt = 0
-  waitMs = 0
-  private controller: AbortController | undefined
-
-  constructor(
-    readonly queue: BatchQueue<T, S>,
-    readonly entries: Entry<T, S>[],
-    readonly key: string | undefined,
-  ) {
-    this.live = entries.length
-  }
-
-  get items(): T[] {
-    return this.entries.map((entry) => entry.item)
-  }
-
-  // Created on first use: most handlers never look at it.
-  get signal(): AbortSignal {
-    this.controller ??= new AbortController()
-    return this.controller.signal
-  }
-
-  isActive(index: number): boolean {
-    const entry = this.entries[index]
-    return entry !== undefined && !entry.settled
-  }
-
-  abort(): void {
-    this.controller ??= new AbortController()
-    this.controller.abort(new RequestCancelledError('every caller of this batch has gone'))
-  }
-}
-
-/** Runs one batch; resolves when it is done with every entry. */
-export type BatchRunner<T, S extends Settler> = (batch: RunningBatch<T, S>) => Promise<void>
+const ONCE = { once: true }
 
 /**
  * The batch queue: gathers single calls and hands them to a runner in
- * batches, following the batching rules of docs/architecture.md.
+ * batches. One queue per batched function, or per instance and method.
  *
- * Scheduling is one `pump()` that asks "may a batch start now?" and is
- * triggered by arrivals (one macrotask per burst, so calls that arrive in
- * the same round of I/O share a batch), by finished batches, and by the
- * single wait timer, or,
- * with `strideS`, only by the stride ticker. No timer exists per item: the
- * deadline sweeper arms one timer for the earliest deadline.
+ * - The first call of an idle queue runs at once; calls that arrive while a
+ *   batch runs form the next one.
+ * - A partial batch waits `batchWaitTimeoutS` from when it starts forming (a
+ *   slot is free for it), not from when its first call arrived; a full batch
+ *   starts without waiting.
+ * - Results are matched to callers by position.
+ * - A caller that gives up (abort, deadline) leaves at once and frees its
+ *   place; the handler never sees a call that left while queued.
+ * - Beyond `maxQueuedRequests` a call is refused at once.
+ * - Calls with different `batchKey`s never share a batch.
+ * - Every admitted call settles exactly once.
+ *
+ * Scheduling is one `pump()` that asks "may a batch start now?", triggered
+ * by arrivals (one macrotask per burst, so calls that arrive in the same
+ * round of I/O share a batch), by finished batches and by the one wait
+ * timer, or, with `strideS`, only by the stride ticker.
  */
-export class BatchQueue<T, S extends Settler> {
-  private readonly buckets = new Map<string | undefined, Bucket<T, S>>()
+export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
+  private readonly buckets = new Map<string | undefined, Bucket<E>>()
+  /** The bucket of calls without a key, kept while idle: no Map lookup per call. */
+  private readonly unkeyed = new Bucket<E>(undefined)
   private queued = 0
   private admitted = 0
   private inFlight = 0
@@ -190,82 +105,71 @@ export class BatchQueue<T, S extends Settler> {
     this.pump()
   }
   /**
-   * The batch being formed: when its wait began (when a slot was free for it
-   * and it was not yet full) and the size and wait it began with. As in Ray
-   * Serve, setMaxBatchSize and setBatchWaitTimeoutS apply from the next batch
-   * to form; the one forming keeps what it started with.
+   * The batch being formed: when its wait began (a slot was free for it and
+   * it was not full) and the size and wait it began with. As in Ray Serve,
+   * setMaxBatchSize and setBatchWaitTimeoutS apply from the next batch to
+   * form; the one forming keeps what it started with.
    */
   private forming: { since: number; maxBatchSize: number; waitMs: number } | undefined = undefined
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
+  private readonly deadlines = new DeadlineTimer<E>((entry) => entry.leave(new RequestTimeoutError()))
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
 
-  private readonly withDeadline = new Set<Entry<T, S>>()
-  private deadlineTimer: ReturnType<typeof setTimeout> | undefined = undefined
-  private deadlineTimerAt = Infinity
-  private readonly sweepTask = (): void => this.sweepDeadlines()
-
   constructor(
     readonly options: ResolvedBatchOptions<T>,
-    private readonly runner: BatchRunner<T, S>,
-  ) {}
+    private readonly runner: BatchRunner<T, E>,
+  ) {
+    this.buckets.set(undefined, this.unkeyed)
+  }
 
-  /** Admit one call, or settle it at once with the reason it cannot wait. */
-  enqueue(item: T, callOptions: CallOptions | undefined, settler: S): Entry<T, S> | undefined {
+  /** Admit one call, or refuse it at once with the reason it cannot wait. */
+  enqueue(entry: E, callOptions: CallOptions | undefined): void {
     const ambient = currentContext()
     const signal = callOptions?.signal ?? ambient?.signal
     const deadline = callOptions?.deadline ?? ambient?.deadline
-    if (signal?.aborted) {
-      settler.reject(new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason }))
-      return undefined
+    if (signal !== undefined && signal.aborted) {
+      return entry.refuse(new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason }))
     }
     if (deadline !== undefined && deadline <= Date.now()) {
-      settler.reject(new RequestTimeoutError('the request deadline passed before it was queued'))
-      return undefined
+      return entry.refuse(new RequestTimeoutError('the request deadline passed before it was queued'))
     }
     const { maxQueuedRequests, batchKey, batchSizeFn } = this.options
     if (this.queued >= maxQueuedRequests) {
-      settler.reject(
+      return entry.refuse(
         new BackPressureError(
           `the batch queue is full: ${this.queued} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
         ),
       )
-      return undefined
     }
-    let size = 1
-    let key: string | undefined
-    try {
-      if (batchSizeFn) size = this.sizeOf(item, batchSizeFn)
-      if (batchKey) key = this.keyOf(item, batchKey, callOptions?.context ?? ambient ?? {})
-    } catch (error) {
-      settler.reject(error)
-      return undefined
+    let bucket = this.unkeyed
+    if (batchSizeFn !== undefined || batchKey !== undefined) {
+      try {
+        if (batchSizeFn) entry.size = this.sizeOf(entry.item, batchSizeFn)
+        if (batchKey) bucket = this.bucketFor((entry.key = this.keyOf(entry.item, batchKey, callOptions?.context ?? ambient ?? {})))
+      } catch (error) {
+        return entry.refuse(error)
+      }
     }
 
-    const entry = new Entry<T, S>(this, item, size, key, signal, deadline, settler)
+    entry.signal = signal
+    entry.deadline = deadline
     entry.sequence = this.admitted++
     if (this.observer) entry.enqueuedAt = performance.now()
-    let bucket = this.buckets.get(key)
-    if (!bucket) {
-      bucket = new Bucket<T, S>(key)
-      this.buckets.set(key, bucket)
-    }
-    entry.bucket = bucket
     bucket.push(entry)
-    bucket.units += size
+    bucket.units += entry.size
     this.queued++
-    signal?.addEventListener('abort', entry, { once: true })
-    if (deadline !== undefined) this.trackDeadline(entry, deadline)
+    if (signal !== undefined) signal.addEventListener('abort', entry, ONCE)
+    if (deadline !== undefined) this.deadlines.watch(entry, deadline)
     this.schedule(bucket)
-    return entry
   }
 
   private sizeOf(item: T, batchSizeFn: (item: T) => number): number {
     const size = batchSizeFn(item)
     if (typeof size !== 'number' || !Number.isFinite(size) || size <= 0) {
-      throw new TypeError(`batchSizeFn must return a finite number greater than 0, returned ${describe(size)}`)
+      throw new TypeError(`batchSizeFn must return a finite number greater than 0, returned ${formatReceived(size)}`)
     }
     if (size > this.options.maxBatchSize) throw this.tooLarge(size, this.options.maxBatchSize)
     return size
@@ -281,43 +185,41 @@ export class BatchQueue<T, S extends Settler> {
   private keyOf(item: T, batchKey: (item: T, context: CallContext) => string, context: CallContext): string {
     const key = batchKey(item, context)
     if (typeof key !== 'string') {
-      throw new TypeError(`batchKey must return a string, returned ${describe(key)}`)
+      throw new TypeError(`batchKey must return a string, returned ${formatReceived(key)}`)
     }
     return key
   }
 
-  /** A caller gives up (abort or deadline): leave the queue, or leave its running batch. */
-  leave(entry: Entry<T, S>, reason: Error): void {
-    if (entry.state === SETTLED) return
-    if (entry.state === QUEUED) {
-      const bucket = entry.bucket!
-      bucket.remove(entry)
-      bucket.units -= entry.size
-      if (bucket.count === 0) this.buckets.delete(bucket.key)
-      this.queued--
-      if (this.queued === 0) this.stopForming()
+  private bucketFor(key: string): Bucket<E> {
+    let bucket = this.buckets.get(key)
+    if (!bucket) {
+      bucket = new Bucket<E>(key)
+      this.buckets.set(key, bucket)
     }
-    // The last caller of a running batch leaving means nobody waits for it:
-    // tell the handler (it may stop early); settle() gives the slot back, so
-    // a hung handler cannot stall the queue forever.
-    if (entry.batch?.live === 1) entry.batch.abort()
-    this.settle(entry)
-    entry.settler.reject(reason)
+    return bucket
   }
 
-  /**
-   * Mark an entry settled and drop what tied it to the queue; the caller then
-   * delivers the outcome. The last settled entry of a batch frees its slot at
-   * once, without waiting for the runner to unwind.
-   */
-  settle(entry: Entry<T, S>): void {
-    if (entry.state === RUNNING) {
-      const batch = entry.batch!
-      if (--batch.live === 0) this.release(batch)
-    }
+  /** A keyed bucket goes once empty, so keys seen once do not pile up. */
+  private dropIfEmpty(bucket: Bucket<E>): void {
+    if (bucket.count === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.key)
+  }
+
+  detach(entry: E): void {
+    const { state } = entry
     entry.state = SETTLED
-    entry.signal?.removeEventListener('abort', entry)
-    if (entry.deadline !== undefined) this.withDeadline.delete(entry)
+    if (state === QUEUED) {
+      const bucket = entry.key === undefined ? this.unkeyed : this.buckets.get(entry.key)!
+      bucket.remove(entry)
+      bucket.units -= entry.size
+      this.dropIfEmpty(bucket)
+      if (--this.queued === 0) this.stopForming()
+    } else if (--entry.batch!.live === 0) {
+      // The last caller of a batch has its answer: its slot is free now, not
+      // when the runner unwinds.
+      this.release(entry.batch!)
+    }
+    if (entry.signal !== undefined) entry.signal.removeEventListener('abort', entry)
+    if (entry.deadline !== undefined) this.deadlines.forget(entry)
   }
 
   stats(): BatchStats {
@@ -343,15 +245,17 @@ export class BatchQueue<T, S extends Settler> {
   // --- scheduling -----------------------------------------------------------
 
   /** `changed`: the one bucket an arrival added to, when that is all that changed. */
-  private schedule(changed?: Bucket<T, S>): void {
+  private schedule(changed?: Bucket<E>): void {
     if (this.options.strideS > 0) {
       this.strideTimer ??= setInterval(this.pumpTask, this.options.strideS * 1000)
       return
     }
-    // A full batch has nothing to wait for (rule 4): start it on a microtask.
-    // A partial one waits for the end of this round of I/O, so that requests
+    // A full batch has nothing to wait for: start it on a microtask. A
+    // partial one waits for the end of this round of I/O, so that requests
     // that arrived together share it (see macrotask.ts).
-    const full = changed ? changed.units >= this.batchLimit() && this.inFlight < this.options.maxConcurrentBatches : this.hasFullBatch()
+    const full = changed
+      ? changed.units >= this.batchLimit() && this.inFlight < this.options.maxConcurrentBatches
+      : this.hasFullBatch()
     if (full) {
       if (this.fullPumpScheduled) return
       this.fullPumpScheduled = true
@@ -407,10 +311,11 @@ export class BatchQueue<T, S extends Settler> {
   }
 
   /** Full buckets first: a full batch starts at once. Among equals, the one whose head waited longest. */
-  private nextBucket(limit: number): Bucket<T, S> {
-    let best: Bucket<T, S> | undefined
+  private nextBucket(limit: number): Bucket<E> {
+    let best: Bucket<E> | undefined
     let bestFull = false
     for (const bucket of this.buckets.values()) {
+      if (bucket.count === 0) continue
       const full = bucket.units >= limit
       if (!best || (full && !bestFull) || (full === bestFull && bucket.head!.sequence < best.head!.sequence)) {
         best = bucket
@@ -429,13 +334,11 @@ export class BatchQueue<T, S extends Settler> {
   }
 
   /** Take the head run of a bucket that fits in one batch of `limit` units and start it. */
-  private dispatch(bucket: Bucket<T, S>, limit: number): void {
+  private dispatch(bucket: Bucket<E>, limit: number): void {
     this.stopForming()
-    const entries: Entry<T, S>[] = []
-    this.take(bucket, limit, entries)
-    if (entries.length === 0) return
-    const batch = new RunningBatch(this, entries, bucket.key)
-    for (const entry of entries) entry.batch = batch
+    const batch = new RunningBatch<T, E>(this, bucket.key)
+    this.take(bucket, limit, batch)
+    if (batch.live === 0) return
     this.inFlight++
     this.batchesRun++
     if (this.observer) this.observeStart(batch)
@@ -445,45 +348,43 @@ export class BatchQueue<T, S extends Settler> {
     )
   }
 
-  /**
-   * Continuous batching: move waiting calls with the batch's key into a
-   * running batch, up to `freeUnits`. Returns how many joined.
-   */
-  join(batch: RunningBatch<T, S>, freeUnits: number): number {
-    const bucket = this.buckets.get(batch.key)
-    if (!bucket || batch.released) return 0
-    const before = batch.entries.length
-    this.take(bucket, freeUnits, batch.entries)
-    for (let i = before; i < batch.entries.length; i++) batch.entries[i]!.batch = batch
-    batch.live += batch.entries.length - before
+  join(batch: RunningBatch<T, E>, freeUnits: number): number {
+    if (batch.released) return 0
+    const bucket = batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)
+    if (!bucket || bucket.count === 0) return 0
+    const before = batch.live
+    this.take(bucket, freeUnits, batch)
     if (this.queued === 0) this.stopForming()
-    return batch.entries.length - before
+    return batch.live - before
   }
 
-  /** Move the head run of `bucket` that fits in `maxUnits` into `into`, in order. */
-  private take(bucket: Bucket<T, S>, maxUnits: number, into: Entry<T, S>[]): void {
+  /** Move the head run of `bucket` that fits in `maxUnits` into `batch`, in order. */
+  private take(bucket: Bucket<E>, maxUnits: number, batch: RunningBatch<T, E>): void {
     const { maxBatchSize } = this.options
+    const { observer } = this
+    const now = observer ? performance.now() : 0
     let units = 0
-    for (let entry = bucket.head; entry; entry = bucket.head) {
-      if (entry.size > maxBatchSize && entry.size > maxUnits) {
+    let taken = 0
+    for (let entry = bucket.head; entry !== undefined; entry = bucket.head) {
+      if (entry.size > maxUnits && entry.size > maxBatchSize) {
         // Admitted under a larger maxBatchSize that has since been lowered.
-        this.leave(entry, this.tooLarge(entry.size, maxBatchSize))
+        entry.fail(this.tooLarge(entry.size, maxBatchSize))
         continue
       }
       if (units + entry.size > maxUnits) break
       units += entry.size
-      bucket.remove(entry)
-      bucket.units -= entry.size
-      this.queued--
-      entry.state = RUNNING
-      into.push(entry)
-      this.itemsRun++
-      if (this.observer && entry.enqueuedAt > 0) this.observer.dequeued(performance.now() - entry.enqueuedAt)
+      taken++
+      bucket.shift()
+      batch.add(entry)
+      if (observer && entry.enqueuedAt > 0) observer.dequeued(now - entry.enqueuedAt)
     }
-    if (bucket.count === 0) this.buckets.delete(bucket.key)
+    bucket.units -= units
+    this.queued -= taken
+    this.itemsRun += taken
+    this.dropIfEmpty(bucket)
   }
 
-  private observeStart(batch: RunningBatch<T, S>): void {
+  private observeStart(batch: RunningBatch<T, E>): void {
     const now = performance.now()
     batch.startedAt = now
     let units = 0
@@ -495,18 +396,17 @@ export class BatchQueue<T, S extends Settler> {
     this.observer!.batchStarted(batch.entries.length, units, batch.waitMs)
   }
 
-  private finish(batch: RunningBatch<T, S>, error?: unknown): void {
-    // A runner must settle every entry; if it failed to, fail them here so
-    // that every accepted call still settles exactly once (rule 9).
-    for (const entry of batch.entries) {
-      if (entry.settled) continue
-      this.settle(entry)
-      entry.settler.reject(error ?? new Error('the batch ended without a result for this item'))
+  private finish(batch: RunningBatch<T, E>, error?: unknown): void {
+    // A runner must settle every entry; if it did not, fail the rest here so
+    // that every admitted call still settles exactly once.
+    if (batch.live > 0) {
+      const reason = error ?? new Error('the batch ended without a result for this item')
+      for (const entry of batch.entries) entry.fail(reason)
     }
     this.release(batch)
   }
 
-  private release(batch: RunningBatch<T, S>): void {
+  private release(batch: RunningBatch<T, Entry<T>>): void {
     if (batch.released) return
     batch.released = true
     // A batch is done for its callers once the last of them has its answer.
@@ -515,31 +415,5 @@ export class BatchQueue<T, S extends Settler> {
     }
     this.inFlight--
     if (this.queued > 0) this.schedule()
-  }
-
-  // --- deadlines ------------------------------------------------------------
-
-  private trackDeadline(entry: Entry<T, S>, deadline: number): void {
-    this.withDeadline.add(entry)
-    if (deadline < this.deadlineTimerAt) this.armDeadlineTimer(deadline)
-  }
-
-  private armDeadlineTimer(at: number): void {
-    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer)
-    this.deadlineTimerAt = at
-    this.deadlineTimer = setTimeout(this.sweepTask, Math.max(0, at - Date.now()))
-  }
-
-  private sweepDeadlines(): void {
-    this.deadlineTimer = undefined
-    this.deadlineTimerAt = Infinity
-    const now = Date.now()
-    let next = Infinity
-    for (const entry of this.withDeadline) {
-      const deadline = entry.deadline!
-      if (deadline <= now) this.leave(entry, new RequestTimeoutError())
-      else if (deadline < next) next = deadline
-    }
-    if (next !== Infinity) this.armDeadlineTimer(next)
   }
 }

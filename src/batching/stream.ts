@@ -1,5 +1,5 @@
 import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import type { BatchInfo, Entry, RunningBatch, Settler } from './queue.js'
+import { Entry, failUnsettled, type BatchInfo, type EntryQueue, type RunningBatch } from './entry.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
@@ -17,7 +17,7 @@ export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIte
  * slow reader never blocks the others in its batch. Calling `return()` (a
  * `break` out of `for await`) leaves the queue or the running batch.
  */
-export class StreamChannel<R> implements AsyncIterableIterator<R>, Settler {
+export class StreamChannel<R> implements AsyncIterableIterator<R> {
   private readonly buffer: R[] = []
   private done = false
   private error: { reason: unknown } | undefined
@@ -81,19 +81,45 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Settler {
   }
 }
 
+/** A call answered by a stream of partials. */
+export class StreamEntry<T, R> extends Entry<T> {
+  constructor(
+    queue: EntryQueue<T>,
+    item: T,
+    readonly channel: StreamChannel<R>,
+  ) {
+    super(queue, item)
+    channel.entry = this
+  }
+
+  /** One more partial; the stream stays open. */
+  push(value: R): void {
+    if (!this.settled) this.channel.push(value)
+  }
+
+  /** The caller's stream ends normally. */
+  end(): void {
+    if (this.close()) this.channel.end()
+  }
+
+  protected rejectCaller(error: unknown): void {
+    this.channel.reject(error)
+  }
+}
+
 /**
  * Runs one streaming batch: step by step, partial i goes to caller i. The
  * generator is closed as soon as nobody listens, and when it returns every
  * stream still open ends.
  */
 export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
-  return async (batch: RunningBatch<T, StreamChannel<R>>): Promise<void> => {
+  return async (batch: RunningBatch<T, StreamEntry<T, R>>): Promise<void> => {
     const { entries } = batch
     try {
       for await (const step of handler(batch.items, batch)) {
         if (!Array.isArray(step) || step.length !== entries.length) {
           const got = Array.isArray(step) ? `${step.length} partials` : typeof step
-          failOpen(
+          failUnsettled(
             entries,
             new BatchHandlerError(
               `the streaming handler yielded ${got} for a batch of ${entries.length} items; ` +
@@ -105,38 +131,20 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
         deliverStep(entries, step)
         if (batch.live === 0) return // leaving the loop closes the generator
       }
-      for (const entry of entries) {
-        if (entry.settled) continue
-        entry.queue.settle(entry)
-        entry.settler.end()
-      }
+      for (const entry of entries) entry.end()
     } catch (error) {
-      failOpen(entries, error)
+      failUnsettled(entries, error)
     }
   }
 }
 
 /** Hand caller i its output i of one step: a partial, an Error, or the end of its stream. */
-export function deliverStep<T, R>(entries: Entry<T, StreamChannel<R>>[], step: StreamStep<R>): void {
+export function deliverStep<T, R>(entries: readonly StreamEntry<T, R>[], step: StreamStep<R>): void {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
-    if (entry.settled) continue
-    const output = step[i] as R | Error | EndOfStream
-    if (output === endOfStream) {
-      entry.queue.settle(entry)
-      entry.settler.end()
-    } else if (output instanceof Error) {
-      entry.queue.settle(entry)
-      entry.settler.reject(output)
-    } else entry.settler.push(output)
-  }
-}
-
-/** Fail every caller whose stream is still open. */
-export function failOpen<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
-  for (const entry of entries) {
-    if (entry.settled) continue
-    entry.queue.settle(entry)
-    entry.settler.reject(error)
+    const output = step[i]!
+    if (output === endOfStream) entry.end()
+    else if (output instanceof Error) entry.fail(output)
+    else entry.push(output)
   }
 }

@@ -1,5 +1,5 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
-import { describe } from '../batching/options.js'
+import { formatReceived } from '../batching/options.js'
 
 export type { Tensor } from 'onnxruntime-web'
 
@@ -86,12 +86,12 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
   const bytes = await bytesOf(platform, source)
   const { numThreads } = options
   if (numThreads !== undefined && (!Number.isInteger(numThreads) || numThreads < 1)) {
-    throw new RangeError(`numThreads must be a positive integer, received ${describe(numThreads)}`)
+    throw new RangeError(`numThreads must be a positive integer, received ${formatReceived(numThreads)}`)
   }
   const wanted = options.executionProviders ?? 'auto'
   const providers: Provider[] = wanted === 'auto' ? ((await platform.hasWebGpu()) ? ['webgpu', 'wasm'] : ['wasm']) : wanted
   if (!Array.isArray(providers) || providers.length === 0 || providers.some((p) => p !== 'webgpu' && p !== 'wasm')) {
-    throw new TypeError(`executionProviders must be 'auto' or a list of 'webgpu' and 'wasm', received ${describe(wanted)}`)
+    throw new TypeError(`executionProviders must be 'auto' or a list of 'webgpu' and 'wasm', received ${formatReceived(wanted)}`)
   }
   let lastError: unknown
   for (const [i, provider] of providers.entries()) {
@@ -119,5 +119,5 @@ async function bytesOf(platform: OrtPlatform, source: ModelSource): Promise<Uint
     if (!response.ok) throw new Error(`could not load the model: the response was ${response.status}`)
     return new Uint8Array(await response.arrayBuffer())
   }
-  throw new TypeError(`loadModel() takes bytes, a URL or a Response, received ${describe(source)}`)
+  throw new TypeError(`loadModel() takes bytes, a URL or a Response, received ${formatReceived(source)}`)
 }

@@ -192,7 +192,7 @@ const forms: Form[] = ['function', 'method']
 
 interface Unary<T, R> {
   call(item: T, signal?: AbortSignal): Promise<R | Error>
-  controls: BatchControls<never>
+  controls: BatchControls<unknown>
 }
 
 function unary<T, R>(form: Form, options: BatchOptions<T>, handler: (items: T[]) => Promise<(R | Error)[]>): Unary<T, R> {
@@ -216,7 +216,7 @@ function unary<T, R>(form: Form, options: BatchOptions<T>, handler: (items: T[])
 
 interface Streaming<T, R> {
   call(item: T, signal?: AbortSignal): AsyncIterableIterator<R>
-  controls: BatchControls<never>
+  controls: BatchControls<unknown>
 }
 
 function streaming<T, R>(
