@@ -2,11 +2,11 @@ import { batchedFunction } from './batched-function.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
 import { withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
 import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type DecoratedMethod } from './decorator.js'
-import type { BatchInfo } from './entry.js'
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
 import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
 import type { BatchHandler } from './run.js'
-import { StreamChannel, StreamEntry, streamRunner, type StreamBatchHandler } from './stream.js'
+import { Entry, type BatchInfo } from './entry.js'
+import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
 
 // The types of what batch() returns, for modules that import them from here.
 export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
@@ -92,13 +92,15 @@ batch.continuous = function continuous<T, R>(
 }
 
 function streamingFunction<T, R>(
-  runner: BatchRunner<T, StreamEntry<T, R>>,
+  runner: BatchRunner<T, R>,
   options: BatchOptions<T> | undefined,
 ): StreamingBatchedFunction<T, R> {
-  const queue = new BatchQueue<T, StreamEntry<T, R>>(getValidOptions(options), runner)
+  const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
   const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
-    const channel = new StreamChannel<R>()
-    queue.enqueue(new StreamEntry(queue, item, channel), callOptions)
+    const entry = new Entry<T, R>(item)
+    const channel = new StreamChannel<R>(entry)
+    entry.streamTo(channel)
+    queue.enqueue(entry, callOptions)
     return channel
   }
   return withControls(call, queue)

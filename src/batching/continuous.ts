@@ -1,7 +1,7 @@
 import { BatchHandlerError } from '../errors.js'
-import { failUnsettled, type BatchInfo, type RunningBatch } from './entry.js'
+import { failUnsettled, type BatchInfo, type Batch } from './entry.js'
 import { yieldToEventLoop } from './yield.js'
-import { deliverStep, type StreamEntry, type StreamStep } from './stream.js'
+import { deliverStep, type StreamStep } from './stream.js'
 
 /**
  * One step of continuous batching: advance every active item by one step and
@@ -18,7 +18,7 @@ export type ContinuousStep<T, R> = (items: T[], info: BatchInfo) => Promise<Stre
  * starts. The loop holds one concurrency slot while anything is active.
  */
 export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
-  return async (batch: RunningBatch<T, StreamEntry<T, R>>): Promise<void> => {
+  return async (batch: Batch<T, R>): Promise<void> => {
     const { queue } = batch
     let active = batch.entries.slice()
     for (let iteration = 0; ; iteration++) {
@@ -31,7 +31,7 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
       if (joined > 0) active.push(...batch.entries.slice(-joined))
       active = active.filter((entry) => !entry.settled)
       if (active.length === 0) return
-      batch.dropSettled()
+      batch.compact()
 
       let outputs: StreamStep<R>
       try {

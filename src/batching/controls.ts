@@ -1,4 +1,3 @@
-import type { Entry } from './entry.js'
 import type { ResolvedBatchOptions } from './options.js'
 import type { BatchQueue, BatchStats, CallOptions, QueueObserver } from './queue.js'
 
@@ -29,9 +28,9 @@ export interface StreamingBatchedFunction<T, R> extends BatchControls<T> {
 export const batchedBrand: unique symbol = Symbol('edgeserve.batched')
 
 /** Give a call function the controls of the queue behind it. */
-export function withControls<T, E extends Entry<T>, F extends (item: T, options?: CallOptions) => unknown>(
+export function withControls<T, R, F extends (item: T, options?: CallOptions) => unknown>(
   call: F,
-  queue: BatchQueue<T, E>,
+  queue: BatchQueue<T, R>,
 ): F & BatchControls<T> {
   return Object.assign(call, {
     setMaxBatchSize: (value: number) => queue.setMaxBatchSize(value),

@@ -3,8 +3,9 @@
  * earliest deadline, it fails every call whose deadline has passed and
  * re-arms for the next. A timer per call would cost a timer per call.
  */
-export class DeadlineTimer<E extends { readonly deadline: number | undefined }> {
-  private readonly watched = new Set<E>()
+export class DeadlineTimer<E> {
+  /** Each watched call and its deadline (kept here, so calls without one carry no field for it). */
+  private readonly watched = new Map<E, number>()
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   private timerAt = Infinity
   private readonly sweepTask = (): void => this.sweep()
@@ -12,12 +13,13 @@ export class DeadlineTimer<E extends { readonly deadline: number | undefined }> 
   constructor(private readonly expire: (entry: E) => void) {}
 
   watch(entry: E, deadline: number): void {
-    this.watched.add(entry)
+    this.watched.set(entry, deadline)
     if (deadline < this.timerAt) this.arm(deadline)
   }
 
   forget(entry: E): void {
-    this.watched.delete(entry)
+    // Most calls have no deadline: skip the lookup while none is watched.
+    if (this.watched.size === 0 || !this.watched.delete(entry)) return
     // Nothing left to watch: no timer should keep the process awake.
     if (this.watched.size === 0 && this.timer !== undefined) {
       clearTimeout(this.timer)
@@ -37,8 +39,7 @@ export class DeadlineTimer<E extends { readonly deadline: number | undefined }> 
     this.timerAt = Infinity
     const now = Date.now()
     let next = Infinity
-    for (const entry of this.watched) {
-      const deadline = entry.deadline!
+    for (const [entry, deadline] of this.watched) {
       if (deadline <= now) this.expire(entry)
       else if (deadline < next) next = deadline
     }

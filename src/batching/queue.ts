@@ -1,8 +1,8 @@
 import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { currentContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
-import { QUEUED, RunningBatch, SETTLED, type Entry, type EntryQueue } from './entry.js'
-import { LinkedQueue, type Linked } from './list.js'
+import { Batch, type Entry, type EntryQueue } from './entry.js'
+import { LinkedQueue } from './list.js'
 import { macrotask } from './macrotask.js'
 import {
   formatReceived,
@@ -49,11 +49,15 @@ export interface QueueObserver {
 }
 
 /** Runs one batch; resolves when it is done with every entry. */
-export type BatchRunner<T, E extends Entry<T>> = (batch: RunningBatch<T, E>) => Promise<void>
+export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
 
-/** Calls that may share a batch: one per batch key, FIFO inside. */
-class Bucket<E extends Linked<E> & { readonly sequence: number }> extends LinkedQueue<E> {
-  /** Sum of the entries' sizes (`batchSizeFn` units). */
+/**
+ * Calls that may share a batch: one bucket per batch key, holding the
+ * batches waiting for that key, oldest first. A call joins the newest one
+ * unless it would overflow it.
+ */
+class Bucket<T, R> extends LinkedQueue<Batch<T, R>> {
+  /** Units of the calls waiting in this bucket's batches. */
   units = 0
   constructor(readonly key: string | undefined) {
     super()
@@ -61,6 +65,7 @@ class Bucket<E extends Linked<E> & { readonly sequence: number }> extends Linked
 }
 
 const ONCE = { once: true }
+const resolved = Promise.resolve()
 
 /**
  * The batch queue: gathers single calls and hands them to a runner in
@@ -83,18 +88,23 @@ const ONCE = { once: true }
  * round of I/O share a batch), by finished batches and by the one wait
  * timer, or, with `strideS`, only by the stride ticker.
  */
-export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
-  private readonly buckets = new Map<string | undefined, Bucket<E>>()
+export class BatchQueue<T, R> implements EntryQueue<T, R> {
+  private readonly buckets = new Map<string | undefined, Bucket<T, R>>()
   /** The bucket of calls without a key, kept while idle: no Map lookup per call. */
-  private readonly unkeyed = new Bucket<E>(undefined)
+  private readonly unkeyed = new Bucket<T, R>(undefined)
   private queued = 0
-  private admitted = 0
+  /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
+  private batchesBegun = 0
   private inFlight = 0
   private batchesRun = 0
   private itemsRun = 0
 
   private pumpScheduled = false
-  private readonly pumpTask = (): void => this.pump()
+  private readonly pumpTask = (): void => {
+    this.pumpScheduled = false
+    this.pump()
+  }
+  private readonly strideTask = (): void => this.pump()
   private fullPumpScheduled = false
   private readonly fullPumpTask = (): void => {
     this.fullPumpScheduled = false
@@ -113,20 +123,20 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
   private forming: { since: number; maxBatchSize: number; waitMs: number } | undefined = undefined
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
-  private readonly deadlines = new DeadlineTimer<E>((entry) => entry.leave(new RequestTimeoutError()))
+  private readonly deadlines = new DeadlineTimer<Entry<T, R>>((entry) => entry.leave(new RequestTimeoutError()))
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
 
   constructor(
     readonly options: ResolvedBatchOptions<T>,
-    private readonly runner: BatchRunner<T, E>,
+    private readonly runner: BatchRunner<T, R>,
   ) {
     this.buckets.set(undefined, this.unkeyed)
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
-  enqueue(entry: E, callOptions: CallOptions | undefined): void {
+  enqueue(entry: Entry<T, R>, callOptions: CallOptions | undefined): void {
     const ambient = currentContext()
     const signal = callOptions?.signal ?? ambient?.signal
     const deadline = callOptions?.deadline ?? ambient?.deadline
@@ -148,17 +158,22 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
     if (batchSizeFn !== undefined || batchKey !== undefined) {
       try {
         if (batchSizeFn) entry.size = this.sizeOf(entry.item, batchSizeFn)
-        if (batchKey) bucket = this.bucketFor((entry.key = this.keyOf(entry.item, batchKey, callOptions?.context ?? ambient ?? {})))
+        if (batchKey) bucket = this.bucketFor(this.keyOf(entry.item, batchKey, callOptions?.context ?? ambient ?? {}))
       } catch (error) {
         return entry.refuse(error)
       }
     }
 
     entry.signal = signal
-    entry.deadline = deadline
-    entry.sequence = this.admitted++
     if (this.observer) entry.enqueuedAt = performance.now()
-    bucket.push(entry)
+    // The call joins the newest waiting batch of its bucket, or begins one.
+    let tail = bucket.tail
+    if (tail === undefined || tail.units + entry.size > this.options.maxBatchSize) {
+      tail = new Batch<T, R>(this, bucket.key, this.batchesBegun++)
+      tail.waiting = true
+      bucket.push(tail)
+    }
+    tail.add(entry)
     bucket.units += entry.size
     this.queued++
     if (signal !== undefined) signal.addEventListener('abort', entry, ONCE)
@@ -190,36 +205,50 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
     return key
   }
 
-  private bucketFor(key: string): Bucket<E> {
+  private bucketFor(key: string): Bucket<T, R> {
     let bucket = this.buckets.get(key)
     if (!bucket) {
-      bucket = new Bucket<E>(key)
+      bucket = new Bucket<T, R>(key)
       this.buckets.set(key, bucket)
     }
     return bucket
   }
 
   /** A keyed bucket goes once empty, so keys seen once do not pile up. */
-  private dropIfEmpty(bucket: Bucket<E>): void {
+  private dropIfEmpty(bucket: Bucket<T, R>): void {
     if (bucket.count === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.key)
   }
 
-  detach(entry: E): void {
-    const { state } = entry
-    entry.state = SETTLED
-    if (state === QUEUED) {
-      const bucket = entry.key === undefined ? this.unkeyed : this.buckets.get(entry.key)!
-      bucket.remove(entry)
+  detach(entry: Entry<T, R>): void {
+    entry.settled = true
+    const batch = entry.batch!
+    batch.live--
+    batch.units -= entry.size
+    if (!batch.running) {
+      // It leaves a waiting batch: the handler never sees it.
+      const bucket = this.bucketOf(batch)
       bucket.units -= entry.size
-      this.dropIfEmpty(bucket)
+      if (batch.live === 0) this.unlink(bucket, batch)
       if (--this.queued === 0) this.stopForming()
-    } else if (--entry.batch!.live === 0) {
+    } else if (batch.live === 0) {
       // The last caller of a batch has its answer: its slot is free now, not
       // when the runner unwinds.
-      this.release(entry.batch!)
+      this.release(batch)
     }
     if (entry.signal !== undefined) entry.signal.removeEventListener('abort', entry)
-    if (entry.deadline !== undefined) this.deadlines.forget(entry)
+    this.deadlines.forget(entry)
+  }
+
+  private bucketOf(batch: Batch<T, R>): Bucket<T, R> {
+    return batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)!
+  }
+
+  /** Take a waiting batch out of its bucket (once), dropping the bucket if that empties a keyed one. */
+  private unlink(bucket: Bucket<T, R>, batch: Batch<T, R>): void {
+    if (!batch.waiting) return
+    batch.waiting = false
+    bucket.remove(batch)
+    this.dropIfEmpty(bucket)
   }
 
   stats(): BatchStats {
@@ -245,21 +274,23 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
   // --- scheduling -----------------------------------------------------------
 
   /** `changed`: the one bucket an arrival added to, when that is all that changed. */
-  private schedule(changed?: Bucket<E>): void {
+  private schedule(changed?: Bucket<T, R>): void {
+    // No slot free: nothing can start now, and the batch that frees one
+    // schedules again (so a wait starts when a slot frees, not before).
+    if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled) return
     if (this.options.strideS > 0) {
-      this.strideTimer ??= setInterval(this.pumpTask, this.options.strideS * 1000)
+      this.strideTimer ??= setInterval(this.strideTask, this.options.strideS * 1000)
       return
     }
     // A full batch has nothing to wait for: start it on a microtask. A
     // partial one waits for the end of this round of I/O, so that requests
     // that arrived together share it (see macrotask.ts).
-    const full = changed
-      ? changed.units >= this.batchLimit() && this.inFlight < this.options.maxConcurrentBatches
-      : this.hasFullBatch()
+    const full = changed ? changed.units >= this.batchLimit() : this.hasFullBatch()
     if (full) {
-      if (this.fullPumpScheduled) return
       this.fullPumpScheduled = true
-      queueMicrotask(this.fullPumpTask)
+      // A promise job rather than queueMicrotask(), which on Node builds an
+      // async resource per call: this runs once per batch.
+      resolved.then(this.fullPumpTask)
       return
     }
     if (this.pumpScheduled) return
@@ -273,14 +304,13 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
   }
 
   private hasFullBatch(): boolean {
-    if (this.inFlight >= this.options.maxConcurrentBatches) return false
     const limit = this.batchLimit()
+    if (this.buckets.size === 1) return this.unkeyed.units >= limit
     for (const bucket of this.buckets.values()) if (bucket.units >= limit) return true
     return false
   }
 
   private pump(): void {
-    this.pumpScheduled = false
     const { maxConcurrentBatches, allowSmallBatch, strideS } = this.options
     while (this.inFlight < maxConcurrentBatches && this.queued > 0) {
       const limit = this.batchLimit()
@@ -311,8 +341,10 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
   }
 
   /** Full buckets first: a full batch starts at once. Among equals, the one whose head waited longest. */
-  private nextBucket(limit: number): Bucket<E> {
-    let best: Bucket<E> | undefined
+  private nextBucket(limit: number): Bucket<T, R> {
+    // Without batchKey there is one bucket: no need to walk the Map.
+    if (this.buckets.size === 1) return this.unkeyed
+    let best: Bucket<T, R> | undefined
     let bestFull = false
     for (const bucket of this.buckets.values()) {
       if (bucket.count === 0) continue
@@ -333,12 +365,15 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
     }
   }
 
-  /** Take the head run of a bucket that fits in one batch of `limit` units and start it. */
-  private dispatch(bucket: Bucket<E>, limit: number): void {
+  /** Start the oldest batch of a bucket, made to hold at most `limit` units. */
+  private dispatch(bucket: Bucket<T, R>, limit: number): void {
     this.stopForming()
-    const batch = new RunningBatch<T, E>(this, bucket.key)
-    this.take(bucket, limit, batch)
+    const batch = this.shapeHead(bucket, limit)
     if (batch.live === 0) return
+    batch.running = true
+    bucket.units -= batch.units
+    this.queued -= batch.live
+    this.itemsRun += batch.live
     this.inFlight++
     this.batchesRun++
     if (this.observer) this.observeStart(batch)
@@ -348,55 +383,100 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
     )
   }
 
-  join(batch: RunningBatch<T, E>, freeUnits: number): number {
-    if (batch.released) return 0
-    const bucket = batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)
-    if (!bucket || bucket.count === 0) return 0
-    const before = batch.live
-    this.take(bucket, freeUnits, batch)
-    if (this.queued === 0) this.stopForming()
-    return batch.live - before
+  /**
+   * The bucket's oldest batch, out of the bucket and ready to run. Usually
+   * it is taken as it is. It is reshaped only when calls left it while
+   * queued (they are dropped, and later calls fill the room), or when
+   * maxBatchSize changed while it waited (it gives its overflow back, or
+   * takes calls from the batch behind it).
+   */
+  private shapeHead(bucket: Bucket<T, R>, limit: number): Batch<T, R> {
+    let batch = bucket.head!
+    if (batch.live < batch.entries.length) batch.compact()
+    if (batch.units > limit) {
+      // Larger than a batch may now be: the front part runs, the rest waits.
+      const front = new Batch<T, R>(this, batch.key, batch.sequence)
+      this.move(batch, front, limit)
+      if (batch.live === 0) this.unlink(bucket, batch)
+      return front
+    }
+    this.unlink(bucket, batch)
+    for (let next = bucket.head; next !== undefined && batch.units < limit; next = bucket.head) {
+      const moved = this.move(next, batch, limit - batch.units)
+      if (next.live === 0) this.unlink(bucket, next)
+      if (moved === 0) break
+    }
+    return batch
   }
 
-  /** Move the head run of `bucket` that fits in `maxUnits` into `batch`, in order. */
-  private take(bucket: Bucket<E>, maxUnits: number, batch: RunningBatch<T, E>): void {
+  join(batch: Batch<T, R>, freeUnits: number): number {
+    if (batch.released) return 0
+    const bucket = batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)
+    if (!bucket) return 0
+    let joined = 0
+    for (let from = bucket.head; from !== undefined && freeUnits > 0; from = bucket.head) {
+      const before = batch.units
+      const moved = this.move(from, batch, freeUnits)
+      freeUnits -= batch.units - before
+      if (from.live === 0) this.unlink(bucket, from)
+      joined += moved
+      if (moved === 0) break
+    }
+    return joined
+  }
+
+  /**
+   * Move the leading calls of `from` that fit in `maxUnits` into `into`, in
+   * order, and say how many moved. A call larger than maxBatchSize allows
+   * (admitted before it was lowered) fails here rather than wait forever.
+   */
+  private move(from: Batch<T, R>, into: Batch<T, R>, maxUnits: number): number {
     const { maxBatchSize } = this.options
-    const { observer } = this
-    const now = observer ? performance.now() : 0
+    const { entries } = from
     let units = 0
-    let taken = 0
-    for (let entry = bucket.head; entry !== undefined; entry = bucket.head) {
+    let moved = 0
+    let index = 0
+    for (; index < entries.length; index++) {
+      const entry = entries[index]!
+      if (entry.settled) continue
       if (entry.size > maxUnits && entry.size > maxBatchSize) {
-        // Admitted under a larger maxBatchSize that has since been lowered.
         entry.fail(this.tooLarge(entry.size, maxBatchSize))
         continue
       }
       if (units + entry.size > maxUnits) break
       units += entry.size
-      taken++
-      bucket.shift()
-      batch.add(entry)
-      if (observer && entry.enqueuedAt > 0) observer.dequeued(now - entry.enqueuedAt)
+      moved++
+      from.live--
+      from.units -= entry.size
+      into.add(entry)
     }
-    bucket.units -= units
-    this.queued -= taken
-    this.itemsRun += taken
-    this.dropIfEmpty(bucket)
+    entries.splice(0, index)
+    from.items.splice(0, index)
+    if (into.running) {
+      // Joining a running batch (continuous batching): they leave the queue.
+      this.bucketOf(from).units -= units
+      this.queued -= moved
+      this.itemsRun += moved
+      if (this.queued === 0) this.stopForming()
+    }
+    return moved
   }
 
-  private observeStart(batch: RunningBatch<T, E>): void {
+  private observeStart(batch: Batch<T, R>): void {
     const now = performance.now()
     batch.startedAt = now
     let units = 0
     for (const entry of batch.entries) {
       units += entry.size
       // Entries admitted before the observer was attached have no start time.
-      if (entry.enqueuedAt > 0) batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
+      if (entry.enqueuedAt === 0) continue
+      this.observer!.dequeued(now - entry.enqueuedAt)
+      batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
     }
     this.observer!.batchStarted(batch.entries.length, units, batch.waitMs)
   }
 
-  private finish(batch: RunningBatch<T, E>, error?: unknown): void {
+  private finish(batch: Batch<T, R>, error?: unknown): void {
     // A runner must settle every entry; if it did not, fail the rest here so
     // that every admitted call still settles exactly once.
     if (batch.live > 0) {
@@ -406,7 +486,7 @@ export class BatchQueue<T, E extends Entry<T>> implements EntryQueue<T> {
     this.release(batch)
   }
 
-  private release(batch: RunningBatch<T, Entry<T>>): void {
+  private release(batch: Batch<T, R>): void {
     if (batch.released) return
     batch.released = true
     // A batch is done for its callers once the last of them has its answer.

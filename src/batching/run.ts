@@ -1,5 +1,5 @@
 import { BatchHandlerError } from '../errors.js'
-import { Entry, failUnsettled, type BatchInfo, type EntryQueue, type RunningBatch } from './entry.js'
+import { failUnsettled, type BatchInfo, type Entry, type Batch } from './entry.js'
 import type { OnBatchError } from './options.js'
 
 /** The batched method: a list in, one result (or an Error) per item out, in order. */
@@ -7,36 +7,6 @@ export type BatchHandler<T, R> = (
   items: T[],
   info: BatchInfo,
 ) => Promise<ReadonlyArray<R | Error>> | ReadonlyArray<R | Error>
-
-const unbound = (): void => {
-  throw new Error('a batched call was settled before its promise existed')
-}
-
-/** A call answered by a promise. */
-export class PromiseEntry<T, R> extends Entry<T> {
-  private resolveCall: (value: R) => void = unbound
-  private rejectCall: (error: unknown) => void = unbound
-
-  constructor(queue: EntryQueue<T>, item: T) {
-    super(queue, item)
-  }
-
-  /** The caller's promise; call once, before the entry is enqueued. */
-  promise(): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.resolveCall = resolve
-      this.rejectCall = reject
-    })
-  }
-
-  resolve(value: R): void {
-    if (this.close()) this.resolveCall(value)
-  }
-
-  protected rejectCaller(error: unknown): void {
-    this.rejectCall(error)
-  }
-}
 
 /**
  * Runs one batch through a handler and hands caller i its result i.
@@ -47,14 +17,14 @@ export class PromiseEntry<T, R> extends Entry<T> {
  */
 export function promiseRunner<T, R>(handler: BatchHandler<T, R>, onBatchError: OnBatchError) {
   const isolate = onBatchError === 'isolate'
-  return (batch: RunningBatch<T, PromiseEntry<T, R>>): Promise<void> =>
+  return (batch: Batch<T, R>): Promise<void> =>
     runEntries(handler, batch, batch.entries, batch.items, isolate)
 }
 
 async function runEntries<T, R>(
   handler: BatchHandler<T, R>,
-  batch: RunningBatch<T, PromiseEntry<T, R>>,
-  entries: PromiseEntry<T, R>[],
+  batch: Batch<T, R>,
+  entries: Entry<T, R>[],
   items: T[],
   isolate: boolean,
 ): Promise<void> {
@@ -98,6 +68,6 @@ async function runEntries<T, R>(
   }
 }
 
-function itemsOf<T>(entries: readonly Entry<T>[]): T[] {
+function itemsOf<T, R>(entries: readonly Entry<T, R>[]): T[] {
   return entries.map((entry) => entry.item)
 }

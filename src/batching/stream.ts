@@ -1,5 +1,5 @@
 import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import { Entry, failUnsettled, type BatchInfo, type EntryQueue, type RunningBatch } from './entry.js'
+import { failUnsettled, type BatchInfo, type Entry, type PartialsChannel, type Batch } from './entry.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
@@ -17,13 +17,14 @@ export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIte
  * slow reader never blocks the others in its batch. Calling `return()` (a
  * `break` out of `for await`) leaves the queue or the running batch.
  */
-export class StreamChannel<R> implements AsyncIterableIterator<R> {
+export class StreamChannel<R> implements AsyncIterableIterator<R>, PartialsChannel<R> {
   private readonly buffer: R[] = []
   private done = false
   private error: { reason: unknown } | undefined
   private waiting: { resolve(result: IteratorResult<R>): void; reject(error: unknown): void } | undefined
-  /** The admitted call, so that `return()` can leave the queue or the batch. */
-  entry: { readonly settled: boolean; leave(reason: Error): void } | undefined
+
+  /** `call`: the call it reads, so that `return()` can leave the queue or the batch. */
+  constructor(private readonly call: { readonly settled: boolean; leave(reason: Error): void }) {}
 
   push(value: R): void {
     if (this.done) return
@@ -72,38 +73,12 @@ export class StreamChannel<R> implements AsyncIterableIterator<R> {
     this.end()
     this.buffer.length = 0
     this.error = undefined
-    if (this.entry && !this.entry.settled) this.entry.leave(new RequestCancelledError('the stream was closed by its reader'))
+    if (!this.call.settled) this.call.leave(new RequestCancelledError('the stream was closed by its reader'))
     return Promise.resolve({ value: undefined, done: true })
   }
 
   [Symbol.asyncIterator](): this {
     return this
-  }
-}
-
-/** A call answered by a stream of partials. */
-export class StreamEntry<T, R> extends Entry<T> {
-  constructor(
-    queue: EntryQueue<T>,
-    item: T,
-    readonly channel: StreamChannel<R>,
-  ) {
-    super(queue, item)
-    channel.entry = this
-  }
-
-  /** One more partial; the stream stays open. */
-  push(value: R): void {
-    if (!this.settled) this.channel.push(value)
-  }
-
-  /** The caller's stream ends normally. */
-  end(): void {
-    if (this.close()) this.channel.end()
-  }
-
-  protected rejectCaller(error: unknown): void {
-    this.channel.reject(error)
   }
 }
 
@@ -113,7 +88,7 @@ export class StreamEntry<T, R> extends Entry<T> {
  * stream still open ends.
  */
 export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
-  return async (batch: RunningBatch<T, StreamEntry<T, R>>): Promise<void> => {
+  return async (batch: Batch<T, R>): Promise<void> => {
     const { entries } = batch
     try {
       for await (const step of handler(batch.items, batch)) {
@@ -139,7 +114,7 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
 }
 
 /** Hand caller i its output i of one step: a partial, an Error, or the end of its stream. */
-export function deliverStep<T, R>(entries: readonly StreamEntry<T, R>[], step: StreamStep<R>): void {
+export function deliverStep<T, R>(entries: readonly Entry<T, R>[], step: StreamStep<R>): void {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     const output = step[i]!
