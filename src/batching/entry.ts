@@ -149,7 +149,7 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
   readonly entries: Entry<T, R>[] = []
   /** The entries' items, in the same order: what the handler receives. */
   readonly items: T[] = []
-  /** `batchSizeFn` units of the entries that have not settled. */
+  /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
   units = 0
   /** Entries that have not settled: callers still waiting. */
   live = 0

@@ -222,18 +222,18 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   detach(entry: Entry<T, R>): void {
     entry.settled = true
     const batch = entry.batch!
-    batch.live--
-    batch.units -= entry.size
-    if (!batch.running) {
+    if (batch.running) {
+      // The last caller of a batch has its answer: its slot is free now, not
+      // when the runner unwinds.
+      if (--batch.live === 0) this.release(batch)
+    } else {
       // It leaves a waiting batch: the handler never sees it.
+      batch.live--
+      batch.units -= entry.size
       const bucket = this.bucketOf(batch)
       bucket.units -= entry.size
       if (batch.live === 0) this.unlink(bucket, batch)
       if (--this.queued === 0) this.stopForming()
-    } else if (batch.live === 0) {
-      // The last caller of a batch has its answer: its slot is free now, not
-      // when the runner unwinds.
-      this.release(batch)
     }
     if (entry.signal !== undefined) entry.signal.removeEventListener('abort', entry)
     this.deadlines.forget(entry)
