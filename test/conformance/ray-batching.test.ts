@@ -68,9 +68,10 @@
  *   no object to clean up and nothing public to observe.
  * - test_cancelled_pending_batch_sets_dequeued_request_exceptions: Ray takes
  *   requests off its queue into a batch that then waits for a concurrency
- *   slot, and shutting the queue down must fail them. edgeserve takes a
- *   request only when a slot is free and has no queue shutdown, so no request
- *   can be stranded there.
+ *   slot, and shutting the queue down must fail them. edgeserve has no queue
+ *   shutdown, and a call stays queued (counted, cancellable, unseen by the
+ *   handler) until its batch starts in a free slot, so no call can be
+ *   stranded between the two.
  * - test_warn_if_max_batch_size_exceeds_max_ongoing_requests: `batch()` knows
  *   nothing of a deployment's maxOngoingRequests; such a warning belongs to
  *   the deployment layer.
@@ -484,7 +485,7 @@ describe('Ray Serve unit/test_batching.py', () => {
     await started.wait()
     const third = watch(call('model-a', 'request-3'))
     await quiesce()
-    // Ray moves the third request into its next, forming batch; edgeserve leaves it queued until a slot is free, so it can still leave unseen.
+    // Ray takes the third request off its queue at once; in edgeserve it stays queued until a slot is free, so it can still leave unseen.
     expect(batched.stats().queueLength).toBe(1)
 
     finish.set()
