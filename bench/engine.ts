@@ -66,6 +66,11 @@ async function closedLoop(call: (i: number) => Promise<unknown>): Promise<number
   return Number(process.hrtime.bigint() - t0)
 }
 
+/** Let the previous run's timers fire and its promise jobs drain outside the timed region. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 20))
+}
+
 const workloads = [
   { workload: 'closed-loop', items: CALLERS * PER_CALLER, run: closedLoop },
   { workload: 'burst', items: N, run: burst },
@@ -73,9 +78,14 @@ const workloads = [
 const rows = []
 for (const { workload, items: count, run } of workloads) {
   const samples = new Map<string, number[]>(engines.map((e) => [e.name, []]))
-  // Interleave engines so drift (GC, tier-up) hits them alike.
+  // Interleave engines so drift (GC, tier-up) hits them alike, and rotate
+  // their order each round: an engine run right after another pays for the
+  // garbage and the timers that one left behind (batshit leaves a timer and
+  // an AbortSignal per batch), so a fixed order charges it to the same one.
   for (let round = 0; round < WARMUP + REPEATS; round++) {
-    for (const engine of engines) {
+    for (let turn = 0; turn < engines.length; turn++) {
+      const engine = engines[(round + turn) % engines.length]!
+      await settle()
       const ns = await run(engine.make())
       if (round >= WARMUP) samples.get(engine.name)!.push(ns)
     }

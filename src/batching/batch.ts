@@ -1,61 +1,15 @@
-import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator } from './decorator.js'
-import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
-import { BatchQueue, type BatchInfo, type BatchStats, type CallOptions, type QueueObserver } from './queue.js'
-import { promiseRunner, type BatchHandler, type PromiseSettler } from './run.js'
+import { batchedFunction } from './batched-function.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
+import { withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
+import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type DecoratedMethod } from './decorator.js'
+import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
+import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
+import type { BatchHandler } from './run.js'
+import { Entry, type BatchInfo } from './entry.js'
 import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
 
-/** Controls shared by every batched function. */
-export interface BatchControls<T> {
-  /** Validated; applies from the next batch. */
-  setMaxBatchSize(maxBatchSize: number): void
-  /** Validated; applies from the next batch. */
-  setBatchWaitTimeoutS(batchWaitTimeoutS: number): void
-  stats(): BatchStats
-  /** The options in force (read-only view). */
-  readonly options: Readonly<ResolvedBatchOptions<T>>
-  /** Attach (or with undefined, detach) the observer that feeds metrics and logs. */
-  observe(observer: QueueObserver | undefined): void
-}
-
-/** `batch(handler)`: call it with one item, get that item's result. */
-export interface BatchedFunction<T, R> extends BatchControls<T> {
-  (item: T, options?: CallOptions): Promise<R>
-}
-
-/** `batch.stream(handler)`: call it with one item, iterate that item's partials. */
-export interface StreamingBatchedFunction<T, R> extends BatchControls<T> {
-  (item: T, options?: CallOptions): AsyncIterableIterator<R>
-}
-
-/** Marks batched functions so a deployment can find them for metrics and routes. */
-export const batchedBrand: unique symbol = Symbol('edgeserve.batched')
-
-function controls<T>(queue: BatchQueue<T, never>) {
-  return {
-    setMaxBatchSize: (value: number) => queue.setMaxBatchSize(value),
-    setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),
-    stats: () => queue.stats(),
-    options: queue.options,
-    observe: (observer: QueueObserver | undefined) => {
-      queue.observer = observer
-    },
-    [batchedBrand]: true,
-  }
-}
-
-function batchFunction<T, R>(handler: BatchHandler<T, R>, options?: BatchOptions<T>): BatchedFunction<T, R> {
-  if (typeof handler !== 'function') {
-    throw new TypeError(`batch() needs a handler function (items) => results, received ${typeof handler}`)
-  }
-  const resolved = getValidOptions(options)
-  const queue = new BatchQueue<T, PromiseSettler<R>>(resolved, promiseRunner(handler, resolved.onBatchError))
-  const call = (item: T, callOptions?: CallOptions): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      queue.enqueue(item, callOptions, { resolve, reject })
-    })
-  return Object.assign(call, controls(queue as BatchQueue<T, never>))
-}
+// The types of what batch() returns, for modules that import them from here.
+export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
 
 /**
  * Batch single calls into calls of `handler` with a list.
@@ -79,8 +33,22 @@ export function batch(options?: BatchOptions<never>): BatchMethodDecorator
 export function batch(first?: unknown, second?: unknown): unknown {
   if (typeof first === 'function') {
     // `@batch` without parentheses: TypeScript hands us (method, context).
-    if (isMethodDecoratorContext(second)) return batchMethod({})(first as never, second as never)
-    return batchFunction(first as BatchHandler<unknown, unknown>, second as BatchOptions<unknown>)
+    if (isMethodDecoratorContext(second)) return batchMethod(undefined)(first as DecoratedMethod, second)
+    return batchedFunction(first as BatchHandler<unknown, unknown>, getValidOptions(second as BatchOptions<unknown> | undefined))
+  }
+  // Anything else must be the decorator form, options alone. Refuse the rest
+  // here, at once, rather than return a decorator that fails on first use.
+  if (second !== undefined) {
+    throw new TypeError(
+      `batch(handler, options) needs a handler function (items) => results first, received ${formatReceived(first)}; ` +
+        'to decorate a method, pass the options alone: @batch({ maxBatchSize: 4 })',
+    )
+  }
+  if (first !== undefined && (first === null || typeof first !== 'object' || Array.isArray(first))) {
+    throw new TypeError(
+      `batch() needs a handler function (items) => results, or options alone to decorate a method ` +
+        `(@batch({ maxBatchSize: 4 })), received ${formatReceived(first)}`,
+    )
   }
   return batchMethod(first as BatchOptions<never> | undefined)
 }
@@ -95,10 +63,9 @@ batch.stream = function stream<T, R>(
   options?: BatchOptions<T>,
 ): StreamingBatchedFunction<T, R> {
   if (typeof handler !== 'function') {
-    throw new TypeError(`batch.stream() needs an async generator function (items) => steps, received ${typeof handler}`)
+    throw new TypeError(`batch.stream() needs an async generator function (items) => steps, received ${formatReceived(handler)}`)
   }
-  const queue = new BatchQueue<T, StreamChannel<R>>(getValidOptions(options), streamRunner(handler))
-  return Object.assign(streamCall(queue), controls(queue as BatchQueue<T, never>))
+  return streamingFunction(streamRunner(handler), options)
 }
 
 /**
@@ -119,20 +86,22 @@ batch.continuous = function continuous<T, R>(
   options?: BatchOptions<T>,
 ): StreamingBatchedFunction<T, R> {
   if (typeof step !== 'function') {
-    throw new TypeError(`batch.continuous() needs a step function (items) => outputs, received ${typeof step}`)
+    throw new TypeError(`batch.continuous() needs a step function (items) => outputs, received ${formatReceived(step)}`)
   }
-  const queue = new BatchQueue<T, StreamChannel<R>>(getValidOptions(options), continuousRunner(step))
-  return Object.assign(streamCall(queue), controls(queue as BatchQueue<T, never>))
+  return streamingFunction(continuousRunner(step), options)
 }
 
-function streamCall<T, R>(queue: BatchQueue<T, StreamChannel<R>>) {
-  return (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
-    const channel = new StreamChannel<R>()
-    channel.entry = queue.enqueue(item, callOptions, channel)
+function streamingFunction<T, R>(
+  runner: BatchRunner<T, R>,
+  options: BatchOptions<T> | undefined,
+): StreamingBatchedFunction<T, R> {
+  const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
+  const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
+    const entry = new Entry<T, R>(item)
+    const channel = new StreamChannel<R>(entry)
+    entry.streamTo(channel)
+    queue.enqueue(entry, callOptions)
     return channel
   }
-}
-
-export function isBatched(value: unknown): value is BatchControls<unknown> {
-  return typeof value === 'function' && batchedBrand in value
+  return withControls(call, queue)
 }

@@ -1,7 +1,7 @@
 import { BatchHandlerError } from '../errors.js'
-import type { BatchInfo, Entry, RunningBatch } from './queue.js'
+import { failUnsettled, type BatchInfo, type Batch } from './entry.js'
 import { yieldToEventLoop } from './yield.js'
-import { deliverStep, failOpen, type StreamChannel, type StreamStep } from './stream.js'
+import { deliverStep, type StreamStep } from './stream.js'
 
 /**
  * One step of continuous batching: advance every active item by one step and
@@ -18,7 +18,7 @@ export type ContinuousStep<T, R> = (items: T[], info: BatchInfo) => Promise<Stre
  * starts. The loop holds one concurrency slot while anything is active.
  */
 export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
-  return async (batch: RunningBatch<T, StreamChannel<R>>): Promise<void> => {
+  return async (batch: Batch<T, R>): Promise<void> => {
     const { queue } = batch
     let active = batch.entries.slice()
     for (let iteration = 0; ; iteration++) {
@@ -31,21 +31,21 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
       if (joined > 0) active.push(...batch.entries.slice(-joined))
       active = active.filter((entry) => !entry.settled)
       if (active.length === 0) return
-      compact(batch.entries)
+      batch.compact()
 
       let outputs: StreamStep<R>
       try {
         outputs = await step(
           active.map((entry) => entry.item),
-          viewOf(batch, active),
+          batch.infoFor(active),
         )
       } catch (error) {
-        failOpen(active, error)
+        failUnsettled(active, error)
         continue
       }
       if (!Array.isArray(outputs) || outputs.length !== active.length) {
         const got = Array.isArray(outputs) ? `${outputs.length} outputs` : typeof outputs
-        failOpen(
+        failUnsettled(
           active,
           new BatchHandlerError(
             `the continuous step returned ${got} for ${active.length} active items; ` +
@@ -57,21 +57,4 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
       deliverStep(active, outputs)
     }
   }
-}
-
-function viewOf<T, R>(batch: RunningBatch<T, StreamChannel<R>>, active: Entry<T, StreamChannel<R>>[]): BatchInfo {
-  return {
-    key: batch.key,
-    get signal() {
-      return batch.signal
-    },
-    isActive: (index) => active[index]?.settled === false,
-  }
-}
-
-/** Drop settled entries in place, so a loop that never idles does not grow without bound. */
-function compact<E extends { settled: boolean }>(entries: E[]): void {
-  let kept = 0
-  for (const entry of entries) if (!entry.settled) entries[kept++] = entry
-  entries.length = kept
 }

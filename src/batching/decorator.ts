@@ -1,8 +1,8 @@
 import { BatchHandlerError } from '../errors.js'
-import type { BatchControls } from './batch.js'
-import { batch } from './batch.js'
-import type { BatchOptions } from './options.js'
-import type { BatchInfo } from './queue.js'
+import { batchedFunction } from './batched-function.js'
+import type { BatchControls } from './controls.js'
+import type { BatchInfo } from './entry.js'
+import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 
 /**
  * `@batch({...})` on a method, the Ray Serve spelling.
@@ -23,13 +23,21 @@ import type { BatchInfo } from './queue.js'
  * }
  * ```
  *
- * Each instance gets its own queue (rule 1): queues live in a WeakMap keyed
- * by the instance, created on its first call.
+ * Each instance gets its own queue, so two instances never share a batch:
+ * queues live in a WeakMap keyed by the instance, created as it is
+ * constructed.
  */
 export type BatchMethodDecorator = <This extends object, T, R>(
-  method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
+  method: DecoratedMethod<This, T, R>,
   context: ClassMethodDecoratorContext<This>,
 ) => (this: This, items: T[]) => Promise<R[]>
+
+/** A method `@batch` decorates: a list in, one result (or an Error) per item out, in order. */
+export type DecoratedMethod<This = object, T = unknown, R = unknown> = (
+  this: This,
+  items: T[],
+  info: BatchInfo,
+) => Promise<ReadonlyArray<R | Error>>
 
 const methodsByInstance = new WeakMap<object, Map<string, BatchControls<unknown>>>()
 
@@ -43,27 +51,27 @@ export function isMethodDecoratorContext(value: unknown): value is ClassMethodDe
 }
 
 export function batchMethod(options: BatchOptions<never> | undefined): BatchMethodDecorator {
-  return <This extends object, T, R>(
-    method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
-    context: ClassMethodDecoratorContext<This>,
-  ) => {
+  // Validated here, when the class is defined, so a bad option fails at
+  // start-up even if the class is never instantiated.
+  const validated = getValidOptions(options)
+  return <This extends object, T, R>(method: DecoratedMethod<This, T, R>, context: ClassMethodDecoratorContext<This>) => {
     if (context.kind !== 'method' || context.static) {
       throw new TypeError('@batch decorates instance methods; for a function use batch(handler, options)')
     }
     const name = String(context.name)
-    const userOptions = (options ?? {}) as BatchOptions<T>
     const queues = new WeakMap<This, (lists: T[]) => Promise<R[]>>()
 
     const queueFor = (instance: This) => {
-      const { batchSizeFn, batchKey } = userOptions
-      const queue = batch<T[], R[]>((lists, info) => runLists(method, instance, lists, info), {
-        ...userOptions,
+      const { batchSizeFn, batchKey }: ResolvedBatchOptions<T> = validated
+      // Each instance gets its own copy of the options: its setters change only its queue.
+      const queue = batchedFunction<T[], R[]>((lists, info) => runLists(method, instance, lists, info), {
+        ...validated,
         batchSizeFn: (list) => (batchSizeFn ? sumOf(list, batchSizeFn) : list.length),
-        batchKey: batchKey && ((list, context) => batchKey(list[0] as T, context)),
+        batchKey: batchKey && ((list, context) => batchKey(list[0]!, context)),
       })
       let methods = methodsByInstance.get(instance)
       if (!methods) methodsByInstance.set(instance, (methods = new Map()))
-      methods.set(name, queue as BatchControls<unknown>)
+      methods.set(name, queue)
       return queue
     }
 
@@ -95,7 +103,7 @@ function sumOf<T>(list: T[], sizeOf: (item: T) => number): number {
 
 /** Flatten the callers' lists into one call of the method, then hand each caller its slice. */
 async function runLists<This, T, R>(
-  method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
+  method: DecoratedMethod<This, T, R>,
   instance: This,
   lists: T[][],
   info: BatchInfo,

@@ -45,8 +45,10 @@ export interface ResolvedBatchOptions<T> {
   batchWaitTimeoutS: number
   maxConcurrentBatches: number
   maxQueuedRequests: number
-  batchSizeFn: ((item: T) => number) | undefined
-  batchKey: ((item: T, context: CallContext) => string) | undefined
+  // Method syntax, so that the options of a queue of any item type can be
+  // read as those of a queue of `unknown` items (metrics, admin routes).
+  batchSizeFn: { bivariant(item: T): number }['bivariant'] | undefined
+  batchKey: { bivariant(item: T, context: CallContext): string }['bivariant'] | undefined
   strideS: number
   allowSmallBatch: boolean
   onBatchError: OnBatchError
@@ -64,8 +66,11 @@ const KNOWN_OPTIONS = new Set([
   'onBatchError',
 ])
 
-/** A readable rendering of a received value for error messages. */
-export function describe(value: unknown): string {
+/**
+ * A value as an error message shows it after "received" or "returned":
+ * strings quoted, objects and functions named by kind, never dumped whole.
+ */
+export function formatReceived(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value)
   if (typeof value === 'function') return 'a function'
   if (typeof value === 'bigint') return `${value}n`
@@ -76,20 +81,20 @@ export function describe(value: unknown): string {
 
 export function getValidPositiveInteger(name: string, value: unknown): number {
   if (typeof value !== 'number') {
-    throw new TypeError(`${name} must be a positive integer, received ${describe(value)}`)
+    throw new TypeError(`${name} must be a positive integer, received ${formatReceived(value)}`)
   }
   if (!Number.isInteger(value) || value < 1) {
-    throw new RangeError(`${name} must be a positive integer (1, 2, 3, ...), received ${describe(value)}`)
+    throw new RangeError(`${name} must be a positive integer (1, 2, 3, ...), received ${formatReceived(value)}`)
   }
   return value
 }
 
 export function getValidSeconds(name: string, value: unknown): number {
   if (typeof value !== 'number') {
-    throw new TypeError(`${name} must be a number of seconds (0 or more), received ${describe(value)}`)
+    throw new TypeError(`${name} must be a number of seconds (0 or more), received ${formatReceived(value)}`)
   }
   if (!Number.isFinite(value) || value < 0) {
-    throw new RangeError(`${name} must be a finite number of seconds, 0 or more, received ${describe(value)}`)
+    throw new RangeError(`${name} must be a finite number of seconds, 0 or more, received ${formatReceived(value)}`)
   }
   return value
 }
@@ -97,10 +102,10 @@ export function getValidSeconds(name: string, value: unknown): number {
 function getValidQueueLimit(value: unknown): number {
   if (value === Infinity) return value
   if (typeof value !== 'number') {
-    throw new TypeError(`maxQueuedRequests must be a positive integer or Infinity, received ${describe(value)}`)
+    throw new TypeError(`maxQueuedRequests must be a positive integer or Infinity, received ${formatReceived(value)}`)
   }
   if (!Number.isInteger(value) || value < 1) {
-    throw new RangeError(`maxQueuedRequests must be a positive integer or Infinity (unbounded), received ${describe(value)}`)
+    throw new RangeError(`maxQueuedRequests must be a positive integer or Infinity (unbounded), received ${formatReceived(value)}`)
   }
   return value
 }
@@ -108,7 +113,7 @@ function getValidQueueLimit(value: unknown): number {
 function getValidFunction<F>(name: string, value: unknown, shape: string): F | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'function') {
-    throw new TypeError(`${name} must be a function ${shape}, received ${describe(value)}`)
+    throw new TypeError(`${name} must be a function ${shape}, received ${formatReceived(value)}`)
   }
   return value as F
 }
@@ -121,7 +126,7 @@ function orDefault<V>(value: V | undefined, fallback: V): V {
 export function getValidOptions<T>(options: BatchOptions<T> | undefined): ResolvedBatchOptions<T> {
   if (options === undefined) options = {}
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`batch() options must be an object, received ${describe(options)}`)
+    throw new TypeError(`batch() options must be an object, received ${formatReceived(options)}`)
   }
   for (const name of Object.keys(options)) {
     if (!KNOWN_OPTIONS.has(name)) {
@@ -130,11 +135,11 @@ export function getValidOptions<T>(options: BatchOptions<T> | undefined): Resolv
   }
   const allowSmallBatch = orDefault(options.allowSmallBatch, true)
   if (typeof allowSmallBatch !== 'boolean') {
-    throw new TypeError(`allowSmallBatch must be true or false, received ${describe(allowSmallBatch)}`)
+    throw new TypeError(`allowSmallBatch must be true or false, received ${formatReceived(allowSmallBatch)}`)
   }
   const onBatchError = orDefault(options.onBatchError, 'fail-all' as OnBatchError)
   if (onBatchError !== 'fail-all' && onBatchError !== 'isolate') {
-    throw new TypeError(`onBatchError must be 'fail-all' or 'isolate', received ${describe(onBatchError)}`)
+    throw new TypeError(`onBatchError must be 'fail-all' or 'isolate', received ${formatReceived(onBatchError)}`)
   }
   return {
     maxBatchSize: getValidPositiveInteger('maxBatchSize', orDefault(options.maxBatchSize, 10)),

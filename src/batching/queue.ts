@@ -1,15 +1,12 @@
-import {
-  BackPressureError,
-  ItemTooLargeError,
-  RequestCancelledError,
-  RequestTimeoutError,
-} from '../errors.js'
 import type { CancelSignal } from './cancel-signal.js'
+import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { currentContext } from './context.js'
-import { LinkedQueue, type Linked } from './list.js'
+import { DeadlineTimer } from './deadlines.js'
+import { Batch, type Entry, type EntryQueue } from './entry.js'
+import { LinkedQueue } from './list.js'
 import { macrotask } from './macrotask.js'
 import {
-  describe,
+  formatReceived,
   getValidPositiveInteger,
   getValidSeconds,
   type CallContext,
@@ -39,16 +36,6 @@ export interface BatchStats {
   batchesInFlight: number
 }
 
-/** What the queue tells the handler about the batch it is running. */
-export interface BatchInfo {
-  /** The `batchKey` every item of this batch shares (undefined without one). */
-  readonly key: string | undefined
-  /** Aborts once every caller of this batch has gone: the handler may stop early. */
-  readonly signal: AbortSignal
-  /** True while caller `i` still waits for its result. */
-  isActive(index: number): boolean
-}
-
 /**
  * Watches a queue for metrics and logs. Calls are synchronous and cheap to
  * skip: without an observer the queue does no timing at all.
@@ -62,125 +49,63 @@ export interface QueueObserver {
   batchFinished(size: number, waitMs: number, executionMs: number): void
 }
 
-/** How a caller receives the outcome: a promise, or a stream of partials. */
-export interface Settler {
-  reject(error: unknown): void
-}
+/** Runs one batch; resolves when it is done with every entry. */
+export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
 
-const QUEUED = 0
-const RUNNING = 1
-const SETTLED = 2
-
-export class Entry<T, S extends Settler = Settler> implements Linked<Entry<T, S>> {
-  prev: Entry<T, S> | undefined = undefined
-  next: Entry<T, S> | undefined = undefined
-  state = QUEUED
-  batch: RunningBatch<T, S> | undefined = undefined
-  bucket: Bucket<T, S> | undefined = undefined
-  /** performance.now() at admission; only read when the queue is observed. */
-  enqueuedAt = 0
-  /** Order of admission, to find the bucket whose head waited longest. */
-  sequence = 0
-
-  constructor(
-    readonly queue: BatchQueue<T, S>,
-    readonly item: T,
-    readonly size: number,
-    readonly key: string | undefined,
-    readonly signal: CancelSignal | undefined,
-    readonly deadline: number | undefined,
-    readonly settler: S,
-  ) {}
-
-  get settled(): boolean {
-    return this.state === SETTLED
-  }
-
-  /**
-   * EventListener object: the entry itself listens for its signal's abort, so
-   * a call costs no extra closure.
-   */
-  handleEvent(): void {
-    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.signal?.reason }))
-  }
-
-  leave(reason: Error): void {
-    this.queue.leave(this, reason)
-  }
-}
-
-/** Calls that may share a batch: one per batch key, FIFO inside. */
-class Bucket<T, S extends Settler> extends LinkedQueue<Entry<T, S>> {
-  /** Sum of the entries' sizes (`batchSizeFn` units). */
+/**
+ * Calls that may share a batch: one bucket per batch key, holding the
+ * batches waiting for that key, oldest first. A call joins the newest one
+ * unless it would overflow it.
+ */
+class Bucket<T, R> extends LinkedQueue<Batch<T, R>> {
+  /** Units of the calls waiting in this bucket's batches. */
   units = 0
   constructor(readonly key: string | undefined) {
     super()
   }
 }
 
-export class RunningBatch<T, S extends Settler> implements BatchInfo {
-  /** Callers still waiting for this batch. */
-  live: number
-  /** Set once the concurrency slot is given back (done, or every caller gone). */
-  released = false
-  /** For observers: when the batch started, and how long its oldest call waited. */
-  startedAt = 0
-  waitMs = 0
-  private controller: AbortController | undefined
-
-  constructor(
-    readonly queue: BatchQueue<T, S>,
-    readonly entries: Entry<T, S>[],
-    readonly key: string | undefined,
-  ) {
-    this.live = entries.length
-  }
-
-  get items(): T[] {
-    return this.entries.map((entry) => entry.item)
-  }
-
-  // Created on first use: most handlers never look at it.
-  get signal(): AbortSignal {
-    this.controller ??= new AbortController()
-    return this.controller.signal
-  }
-
-  isActive(index: number): boolean {
-    const entry = this.entries[index]
-    return entry !== undefined && !entry.settled
-  }
-
-  abort(): void {
-    this.controller ??= new AbortController()
-    this.controller.abort(new RequestCancelledError('every caller of this batch has gone'))
-  }
-}
-
-/** Runs one batch; resolves when it is done with every entry. */
-export type BatchRunner<T, S extends Settler> = (batch: RunningBatch<T, S>) => Promise<void>
+const ONCE = { once: true }
+const resolved = Promise.resolve()
 
 /**
  * The batch queue: gathers single calls and hands them to a runner in
- * batches, following the batching rules of docs/architecture.md.
+ * batches. One queue per batched function, or per instance and method.
  *
- * Scheduling is one `pump()` that asks "may a batch start now?" and is
- * triggered by arrivals (one macrotask per burst, so calls that arrive in
- * the same round of I/O share a batch), by finished batches, and by the
- * single wait timer, or,
- * with `strideS`, only by the stride ticker. No timer exists per item: the
- * deadline sweeper arms one timer for the earliest deadline.
+ * - The first call of an idle queue runs at once; calls that arrive while a
+ *   batch runs form the next one.
+ * - A partial batch waits `batchWaitTimeoutS` from when it starts forming (a
+ *   slot is free for it), not from when its first call arrived; a full batch
+ *   starts without waiting.
+ * - Results are matched to callers by position.
+ * - A caller that gives up (abort, deadline) leaves at once and frees its
+ *   place; the handler never sees a call that left while queued.
+ * - Beyond `maxQueuedRequests` a call is refused at once.
+ * - Calls with different `batchKey`s never share a batch.
+ * - Every admitted call settles exactly once.
+ *
+ * Scheduling is one `pump()` that asks "may a batch start now?", triggered
+ * by arrivals (one macrotask per burst, so calls that arrive in the same
+ * round of I/O share a batch), by finished batches and by the one wait
+ * timer, or, with `strideS`, only by the stride ticker.
  */
-export class BatchQueue<T, S extends Settler> {
-  private readonly buckets = new Map<string | undefined, Bucket<T, S>>()
+export class BatchQueue<T, R> implements EntryQueue<T, R> {
+  private readonly buckets = new Map<string | undefined, Bucket<T, R>>()
+  /** The bucket of calls without a key, kept while idle: no Map lookup per call. */
+  private readonly unkeyed = new Bucket<T, R>(undefined)
   private queued = 0
-  private admitted = 0
+  /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
+  private batchesBegun = 0
   private inFlight = 0
   private batchesRun = 0
   private itemsRun = 0
 
   private pumpScheduled = false
-  private readonly pumpTask = (): void => this.pump()
+  private readonly pumpTask = (): void => {
+    this.pumpScheduled = false
+    this.pump()
+  }
+  private readonly strideTask = (): void => this.pump()
   private fullPumpScheduled = false
   private readonly fullPumpTask = (): void => {
     this.fullPumpScheduled = false
@@ -190,86 +115,85 @@ export class BatchQueue<T, S extends Settler> {
     this.waitTimer = undefined
     this.pump()
   }
-  /** When formation of the next batch began (rule 3), for batchWaitTimeoutS. */
-  private formingSince: number | undefined = undefined
+  /**
+   * The batch being formed: when its wait began (a slot was free for it and
+   * it was not full) and the size and wait it began with. As in Ray Serve,
+   * setMaxBatchSize and setBatchWaitTimeoutS apply from the next batch to
+   * form; the one forming keeps what it started with.
+   */
+  private forming: { since: number; maxBatchSize: number; waitMs: number } | undefined = undefined
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
+  private readonly deadlines = new DeadlineTimer<Entry<T, R>>((entry) => entry.leave(new RequestTimeoutError()))
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
 
-  private readonly withDeadline = new Set<Entry<T, S>>()
-  private deadlineTimer: ReturnType<typeof setTimeout> | undefined = undefined
-  private deadlineTimerAt = Infinity
-  private readonly sweepTask = (): void => this.sweepDeadlines()
-
   constructor(
     readonly options: ResolvedBatchOptions<T>,
-    private readonly runner: BatchRunner<T, S>,
-  ) {}
+    private readonly runner: BatchRunner<T, R>,
+  ) {
+    this.buckets.set(undefined, this.unkeyed)
+  }
 
-  /** Admit one call, or settle it at once with the reason it cannot wait. */
-  enqueue(item: T, callOptions: CallOptions | undefined, settler: S): Entry<T, S> | undefined {
+  /** Admit one call, or refuse it at once with the reason it cannot wait. */
+  enqueue(entry: Entry<T, R>, callOptions: CallOptions | undefined): void {
     const ambient = currentContext()
     const signal = callOptions?.signal ?? ambient?.signal
     const deadline = callOptions?.deadline ?? ambient?.deadline
-    if (signal?.aborted) {
-      settler.reject(new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason }))
-      return undefined
+    if (signal !== undefined && signal.aborted) {
+      return entry.refuse(new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason }))
     }
     if (deadline !== undefined && deadline <= Date.now()) {
-      settler.reject(new RequestTimeoutError('the request deadline passed before it was queued'))
-      return undefined
+      return entry.refuse(new RequestTimeoutError('the request deadline passed before it was queued'))
     }
     const { maxQueuedRequests, batchKey, batchSizeFn } = this.options
     if (this.queued >= maxQueuedRequests) {
-      settler.reject(
+      return entry.refuse(
         new BackPressureError(
           `the batch queue is full: ${this.queued} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
         ),
       )
-      return undefined
     }
-    let size = 1
-    let key: string | undefined
-    try {
-      if (batchSizeFn) size = this.sizeOf(item, batchSizeFn)
-      if (batchKey) key = this.keyOf(item, batchKey, callOptions?.context ?? ambient ?? {})
-    } catch (error) {
-      settler.reject(error)
-      return undefined
+    let bucket = this.unkeyed
+    if (batchSizeFn !== undefined || batchKey !== undefined) {
+      try {
+        if (batchSizeFn) entry.size = this.sizeOf(entry.item, batchSizeFn)
+        if (batchKey) bucket = this.bucketFor(this.keyOf(entry.item, batchKey, callOptions?.context ?? ambient ?? {}))
+      } catch (error) {
+        return entry.refuse(error)
+      }
     }
 
-    const entry = new Entry<T, S>(this, item, size, key, signal, deadline, settler)
-    entry.sequence = this.admitted++
+    entry.signal = signal
     if (this.observer) entry.enqueuedAt = performance.now()
-    let bucket = this.buckets.get(key)
-    if (!bucket) {
-      bucket = new Bucket<T, S>(key)
-      this.buckets.set(key, bucket)
+    // The call joins the newest waiting batch of its bucket, or begins one.
+    let tail = bucket.tail
+    if (tail === undefined || tail.units + entry.size > this.options.maxBatchSize) {
+      tail = new Batch<T, R>(this, bucket.key, this.batchesBegun++)
+      tail.waiting = true
+      bucket.push(tail)
     }
-    entry.bucket = bucket
-    bucket.push(entry)
-    bucket.units += size
+    tail.add(entry)
+    bucket.units += entry.size
     this.queued++
-    signal?.addEventListener('abort', entry, { once: true })
-    if (deadline !== undefined) this.trackDeadline(entry, deadline)
+    if (signal !== undefined) signal.addEventListener('abort', entry, ONCE)
+    if (deadline !== undefined) this.deadlines.watch(entry, deadline)
     this.schedule(bucket)
-    return entry
   }
 
   private sizeOf(item: T, batchSizeFn: (item: T) => number): number {
     const size = batchSizeFn(item)
     if (typeof size !== 'number' || !Number.isFinite(size) || size <= 0) {
-      throw new TypeError(`batchSizeFn must return a finite number greater than 0, returned ${describe(size)}`)
+      throw new TypeError(`batchSizeFn must return a finite number greater than 0, returned ${formatReceived(size)}`)
     }
-    if (size > this.options.maxBatchSize) throw this.tooLarge(size)
+    if (size > this.options.maxBatchSize) throw this.tooLarge(size, this.options.maxBatchSize)
     return size
   }
 
-  private tooLarge(size: number): ItemTooLargeError {
+  private tooLarge(size: number, maxBatchSize: number): ItemTooLargeError {
     return new ItemTooLargeError(
-      `this item has size ${size} but a batch holds at most ${this.options.maxBatchSize} (maxBatchSize); ` +
+      `this item has size ${size} but a batch holds at most ${maxBatchSize} (maxBatchSize); ` +
         'split the item or raise maxBatchSize',
     )
   }
@@ -277,43 +201,55 @@ export class BatchQueue<T, S extends Settler> {
   private keyOf(item: T, batchKey: (item: T, context: CallContext) => string, context: CallContext): string {
     const key = batchKey(item, context)
     if (typeof key !== 'string') {
-      throw new TypeError(`batchKey must return a string, returned ${describe(key)}`)
+      throw new TypeError(`batchKey must return a string, returned ${formatReceived(key)}`)
     }
     return key
   }
 
-  /** A caller gives up (abort or deadline): leave the queue, or leave its running batch. */
-  leave(entry: Entry<T, S>, reason: Error): void {
-    if (entry.state === SETTLED) return
-    if (entry.state === QUEUED) {
-      const bucket = entry.bucket!
-      bucket.remove(entry)
-      bucket.units -= entry.size
-      if (bucket.count === 0) this.buckets.delete(bucket.key)
-      this.queued--
-      if (this.queued === 0) this.stopForming()
+  private bucketFor(key: string): Bucket<T, R> {
+    let bucket = this.buckets.get(key)
+    if (!bucket) {
+      bucket = new Bucket<T, R>(key)
+      this.buckets.set(key, bucket)
     }
-    // The last caller of a running batch leaving means nobody waits for it:
-    // tell the handler (it may stop early); settle() gives the slot back, so
-    // a hung handler cannot stall the queue forever.
-    if (entry.batch?.live === 1) entry.batch.abort()
-    this.settle(entry)
-    entry.settler.reject(reason)
+    return bucket
   }
 
-  /**
-   * Mark an entry settled and drop what tied it to the queue; the caller then
-   * delivers the outcome. The last settled entry of a batch frees its slot at
-   * once, without waiting for the runner to unwind.
-   */
-  settle(entry: Entry<T, S>): void {
-    if (entry.state === RUNNING) {
-      const batch = entry.batch!
+  /** A keyed bucket goes once empty, so keys seen once do not pile up. */
+  private dropIfEmpty(bucket: Bucket<T, R>): void {
+    if (bucket.count === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.key)
+  }
+
+  detach(entry: Entry<T, R>): void {
+    entry.settled = true
+    const batch = entry.batch!
+    if (batch.running) {
+      // The last caller of a batch has its answer: its slot is free now, not
+      // when the runner unwinds.
       if (--batch.live === 0) this.release(batch)
+    } else {
+      // It leaves a waiting batch: the handler never sees it.
+      batch.live--
+      batch.units -= entry.size
+      const bucket = this.bucketOf(batch)
+      bucket.units -= entry.size
+      if (batch.live === 0) this.unlink(bucket, batch)
+      if (--this.queued === 0) this.stopForming()
     }
-    entry.state = SETTLED
-    entry.signal?.removeEventListener('abort', entry)
-    if (entry.deadline !== undefined) this.withDeadline.delete(entry)
+    if (entry.signal !== undefined) entry.signal.removeEventListener('abort', entry)
+    this.deadlines.forget(entry)
+  }
+
+  private bucketOf(batch: Batch<T, R>): Bucket<T, R> {
+    return batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)!
+  }
+
+  /** Take a waiting batch out of its bucket (once), dropping the bucket if that empties a keyed one. */
+  private unlink(bucket: Bucket<T, R>, batch: Batch<T, R>): void {
+    if (!batch.waiting) return
+    batch.waiting = false
+    bucket.remove(batch)
+    this.dropIfEmpty(bucket)
   }
 
   stats(): BatchStats {
@@ -339,19 +275,23 @@ export class BatchQueue<T, S extends Settler> {
   // --- scheduling -----------------------------------------------------------
 
   /** `changed`: the one bucket an arrival added to, when that is all that changed. */
-  private schedule(changed?: Bucket<T, S>): void {
+  private schedule(changed?: Bucket<T, R>): void {
+    // No slot free: nothing can start now, and the batch that frees one
+    // schedules again (so a wait starts when a slot frees, not before).
+    if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled) return
     if (this.options.strideS > 0) {
-      this.strideTimer ??= setInterval(this.pumpTask, this.options.strideS * 1000)
+      this.strideTimer ??= setInterval(this.strideTask, this.options.strideS * 1000)
       return
     }
-    // A full batch has nothing to wait for (rule 4): start it on a microtask.
-    // A partial one waits for the end of this round of I/O, so that requests
+    // A full batch has nothing to wait for: start it on a microtask. A
+    // partial one waits for the end of this round of I/O, so that requests
     // that arrived together share it (see macrotask.ts).
-    const full = changed ? changed.units >= this.options.maxBatchSize && this.inFlight < this.options.maxConcurrentBatches : this.hasFullBatch()
+    const full = changed ? changed.units >= this.batchLimit() : this.hasFullBatch()
     if (full) {
-      if (this.fullPumpScheduled) return
       this.fullPumpScheduled = true
-      queueMicrotask(this.fullPumpTask)
+      // A promise job rather than queueMicrotask(), which on Node builds an
+      // async resource per call: this runs once per batch.
+      resolved.then(this.fullPumpTask)
       return
     }
     if (this.pumpScheduled) return
@@ -359,32 +299,41 @@ export class BatchQueue<T, S extends Settler> {
     macrotask(this.pumpTask)
   }
 
+  /** The most units the next batch may hold: the forming batch's own, else the current setting. */
+  private batchLimit(): number {
+    return this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+  }
+
   private hasFullBatch(): boolean {
-    if (this.inFlight >= this.options.maxConcurrentBatches) return false
-    for (const bucket of this.buckets.values()) if (bucket.units >= this.options.maxBatchSize) return true
+    const limit = this.batchLimit()
+    if (this.buckets.size === 1) return this.unkeyed.units >= limit
+    for (const bucket of this.buckets.values()) if (bucket.units >= limit) return true
     return false
   }
 
   private pump(): void {
-    this.pumpScheduled = false
-    const { maxConcurrentBatches, maxBatchSize, allowSmallBatch, strideS } = this.options
-    const waitMs = this.options.batchWaitTimeoutS * 1000
+    const { maxConcurrentBatches, allowSmallBatch, strideS } = this.options
     while (this.inFlight < maxConcurrentBatches && this.queued > 0) {
-      const bucket = this.nextBucket()
-      if (bucket.units < maxBatchSize) {
+      const limit = this.batchLimit()
+      const bucket = this.nextBucket(limit)
+      if (bucket.units < limit && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
+        // A partial batch with a free slot: it forms from now, with the
+        // settings in force now.
+        const now = Date.now()
+        const forming = (this.forming ??= {
+          since: now,
+          maxBatchSize: this.options.maxBatchSize,
+          waitMs: this.options.batchWaitTimeoutS * 1000,
+        })
         if (!allowSmallBatch) break
-        if (waitMs > 0) {
-          const now = Date.now()
-          this.formingSince ??= now
-          const due = this.formingSince + waitMs
-          if (now < due) {
-            // Under strideS the next tick looks again; otherwise one timer.
-            if (strideS === 0 && this.waitTimer === undefined) this.waitTimer = setTimeout(this.waitTask, due - now)
-            break
-          }
+        const due = forming.since + forming.waitMs
+        if (now < due) {
+          // Under strideS the next tick looks again; otherwise one timer.
+          if (strideS === 0 && this.waitTimer === undefined) this.waitTimer = setTimeout(this.waitTask, due - now)
+          break
         }
       }
-      this.dispatch(bucket)
+      this.dispatch(bucket, limit)
     }
     if (this.queued === 0 && this.strideTimer !== undefined) {
       clearInterval(this.strideTimer)
@@ -392,13 +341,15 @@ export class BatchQueue<T, S extends Settler> {
     }
   }
 
-  /** Full buckets first (rule 4); among equals, the one whose head waited longest. */
-  private nextBucket(): Bucket<T, S> {
-    const { maxBatchSize } = this.options
-    let best: Bucket<T, S> | undefined
+  /** Full buckets first: a full batch starts at once. Among equals, the one whose head waited longest. */
+  private nextBucket(limit: number): Bucket<T, R> {
+    // Without batchKey there is one bucket: no need to walk the Map.
+    if (this.buckets.size === 1) return this.unkeyed
+    let best: Bucket<T, R> | undefined
     let bestFull = false
     for (const bucket of this.buckets.values()) {
-      const full = bucket.units >= maxBatchSize
+      if (bucket.count === 0) continue
+      const full = bucket.units >= limit
       if (!best || (full && !bestFull) || (full === bestFull && bucket.head!.sequence < best.head!.sequence)) {
         best = bucket
         bestFull = full
@@ -408,21 +359,22 @@ export class BatchQueue<T, S extends Settler> {
   }
 
   private stopForming(): void {
-    this.formingSince = undefined
+    this.forming = undefined
     if (this.waitTimer !== undefined) {
       clearTimeout(this.waitTimer)
       this.waitTimer = undefined
     }
   }
 
-  /** Take the head run of a bucket that fits in one batch and start it. */
-  private dispatch(bucket: Bucket<T, S>): void {
+  /** Start the oldest batch of a bucket, made to hold at most `limit` units. */
+  private dispatch(bucket: Bucket<T, R>, limit: number): void {
     this.stopForming()
-    const entries: Entry<T, S>[] = []
-    this.take(bucket, this.options.maxBatchSize, entries)
-    if (entries.length === 0) return
-    const batch = new RunningBatch(this, entries, bucket.key)
-    for (const entry of entries) entry.batch = batch
+    const batch = this.shapeHead(bucket, limit)
+    if (batch.live === 0) return
+    batch.running = true
+    bucket.units -= batch.units
+    this.queued -= batch.live
+    this.itemsRun += batch.live
     this.inFlight++
     this.batchesRun++
     if (this.observer) this.observeStart(batch)
@@ -433,67 +385,109 @@ export class BatchQueue<T, S extends Settler> {
   }
 
   /**
-   * Continuous batching: move waiting calls with the batch's key into a
-   * running batch, up to `freeUnits`. Returns how many joined.
+   * The bucket's oldest batch, out of the bucket and ready to run. Usually
+   * it is taken as it is. It is reshaped only when calls left it while
+   * queued (they are dropped, and later calls fill the room), or when
+   * maxBatchSize changed while it waited (it gives its overflow back, or
+   * takes calls from the batch behind it).
    */
-  join(batch: RunningBatch<T, S>, freeUnits: number): number {
-    const bucket = this.buckets.get(batch.key)
-    if (!bucket || batch.released) return 0
-    const before = batch.entries.length
-    this.take(bucket, freeUnits, batch.entries)
-    for (let i = before; i < batch.entries.length; i++) batch.entries[i]!.batch = batch
-    batch.live += batch.entries.length - before
-    if (this.queued === 0) this.stopForming()
-    return batch.entries.length - before
+  private shapeHead(bucket: Bucket<T, R>, limit: number): Batch<T, R> {
+    let batch = bucket.head!
+    if (batch.live < batch.entries.length) batch.compact()
+    if (batch.units > limit) {
+      // Larger than a batch may now be: the front part runs, the rest waits.
+      const front = new Batch<T, R>(this, batch.key, batch.sequence)
+      this.move(batch, front, limit)
+      if (batch.live === 0) this.unlink(bucket, batch)
+      return front
+    }
+    this.unlink(bucket, batch)
+    for (let next = bucket.head; next !== undefined && batch.units < limit; next = bucket.head) {
+      const moved = this.move(next, batch, limit - batch.units)
+      if (next.live === 0) this.unlink(bucket, next)
+      if (moved === 0) break
+    }
+    return batch
   }
 
-  /** Move the head run of `bucket` that fits in `maxUnits` into `into`, in order. */
-  private take(bucket: Bucket<T, S>, maxUnits: number, into: Entry<T, S>[]): void {
+  join(batch: Batch<T, R>, freeUnits: number): number {
+    if (batch.released) return 0
+    const bucket = batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)
+    if (!bucket) return 0
+    let joined = 0
+    for (let from = bucket.head; from !== undefined && freeUnits > 0; from = bucket.head) {
+      const before = batch.units
+      const moved = this.move(from, batch, freeUnits)
+      freeUnits -= batch.units - before
+      if (from.live === 0) this.unlink(bucket, from)
+      joined += moved
+      if (moved === 0) break
+    }
+    return joined
+  }
+
+  /**
+   * Move the leading calls of `from` that fit in `maxUnits` into `into`, in
+   * order, and say how many moved. A call larger than maxBatchSize allows
+   * (admitted before it was lowered) fails here rather than wait forever.
+   */
+  private move(from: Batch<T, R>, into: Batch<T, R>, maxUnits: number): number {
     const { maxBatchSize } = this.options
+    const { entries } = from
     let units = 0
-    for (let entry = bucket.head; entry; entry = bucket.head) {
-      if (entry.size > maxBatchSize) {
-        // Admitted under a larger maxBatchSize that has since been lowered.
-        this.leave(entry, this.tooLarge(entry.size))
+    let moved = 0
+    let index = 0
+    for (; index < entries.length; index++) {
+      const entry = entries[index]!
+      if (entry.settled) continue
+      if (entry.size > maxUnits && entry.size > maxBatchSize) {
+        entry.fail(this.tooLarge(entry.size, maxBatchSize))
         continue
       }
       if (units + entry.size > maxUnits) break
       units += entry.size
-      bucket.remove(entry)
-      bucket.units -= entry.size
-      this.queued--
-      entry.state = RUNNING
-      into.push(entry)
-      this.itemsRun++
-      if (this.observer && entry.enqueuedAt > 0) this.observer.dequeued(performance.now() - entry.enqueuedAt)
+      moved++
+      from.live--
+      from.units -= entry.size
+      into.add(entry)
     }
-    if (bucket.count === 0) this.buckets.delete(bucket.key)
+    entries.splice(0, index)
+    from.items.splice(0, index)
+    if (into.running) {
+      // Joining a running batch (continuous batching): they leave the queue.
+      this.bucketOf(from).units -= units
+      this.queued -= moved
+      this.itemsRun += moved
+      if (this.queued === 0) this.stopForming()
+    }
+    return moved
   }
 
-  private observeStart(batch: RunningBatch<T, S>): void {
+  private observeStart(batch: Batch<T, R>): void {
     const now = performance.now()
     batch.startedAt = now
     let units = 0
     for (const entry of batch.entries) {
       units += entry.size
       // Entries admitted before the observer was attached have no start time.
-      if (entry.enqueuedAt > 0) batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
+      if (entry.enqueuedAt === 0) continue
+      this.observer!.dequeued(now - entry.enqueuedAt)
+      batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
     }
     this.observer!.batchStarted(batch.entries.length, units, batch.waitMs)
   }
 
-  private finish(batch: RunningBatch<T, S>, error?: unknown): void {
-    // A runner must settle every entry; if it failed to, fail them here so
-    // that every accepted call still settles exactly once (rule 9).
-    for (const entry of batch.entries) {
-      if (entry.settled) continue
-      this.settle(entry)
-      entry.settler.reject(error ?? new Error('the batch ended without a result for this item'))
+  private finish(batch: Batch<T, R>, error?: unknown): void {
+    // A runner must settle every entry; if it did not, fail the rest here so
+    // that every admitted call still settles exactly once.
+    if (batch.live > 0) {
+      const reason = error ?? new Error('the batch ended without a result for this item')
+      for (const entry of batch.entries) entry.fail(reason)
     }
     this.release(batch)
   }
 
-  private release(batch: RunningBatch<T, S>): void {
+  private release(batch: Batch<T, R>): void {
     if (batch.released) return
     batch.released = true
     // A batch is done for its callers once the last of them has its answer.
@@ -502,31 +496,5 @@ export class BatchQueue<T, S extends Settler> {
     }
     this.inFlight--
     if (this.queued > 0) this.schedule()
-  }
-
-  // --- deadlines ------------------------------------------------------------
-
-  private trackDeadline(entry: Entry<T, S>, deadline: number): void {
-    this.withDeadline.add(entry)
-    if (deadline < this.deadlineTimerAt) this.armDeadlineTimer(deadline)
-  }
-
-  private armDeadlineTimer(at: number): void {
-    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer)
-    this.deadlineTimerAt = at
-    this.deadlineTimer = setTimeout(this.sweepTask, Math.max(0, at - Date.now()))
-  }
-
-  private sweepDeadlines(): void {
-    this.deadlineTimer = undefined
-    this.deadlineTimerAt = Infinity
-    const now = Date.now()
-    let next = Infinity
-    for (const entry of this.withDeadline) {
-      const deadline = entry.deadline!
-      if (deadline <= now) this.leave(entry, new RequestTimeoutError())
-      else if (deadline < next) next = deadline
-    }
-    if (next !== Infinity) this.armDeadlineTimer(next)
   }
 }

@@ -1,5 +1,5 @@
 import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import type { BatchInfo, Entry, RunningBatch, Settler } from './queue.js'
+import { failUnsettled, type BatchInfo, type Entry, type PartialsChannel, type Batch } from './entry.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
@@ -17,13 +17,14 @@ export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIte
  * slow reader never blocks the others in its batch. Calling `return()` (a
  * `break` out of `for await`) leaves the queue or the running batch.
  */
-export class StreamChannel<R> implements AsyncIterableIterator<R>, Settler {
+export class StreamChannel<R> implements AsyncIterableIterator<R>, PartialsChannel<R> {
   private readonly buffer: R[] = []
   private done = false
   private error: { reason: unknown } | undefined
   private waiting: { resolve(result: IteratorResult<R>): void; reject(error: unknown): void } | undefined
-  /** The admitted call, so that `return()` can leave the queue or the batch. */
-  entry: { readonly settled: boolean; leave(reason: Error): void } | undefined
+
+  /** `call`: the call it reads, so that `return()` can leave the queue or the batch. */
+  constructor(private readonly call: { readonly settled: boolean; leave(reason: Error): void }) {}
 
   push(value: R): void {
     if (this.done) return
@@ -72,7 +73,7 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Settler {
     this.end()
     this.buffer.length = 0
     this.error = undefined
-    if (this.entry && !this.entry.settled) this.entry.leave(new RequestCancelledError('the stream was closed by its reader'))
+    if (!this.call.settled) this.call.leave(new RequestCancelledError('the stream was closed by its reader'))
     return Promise.resolve({ value: undefined, done: true })
   }
 
@@ -87,13 +88,13 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Settler {
  * stream still open ends.
  */
 export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
-  return async (batch: RunningBatch<T, StreamChannel<R>>): Promise<void> => {
+  return async (batch: Batch<T, R>): Promise<void> => {
     const { entries } = batch
     try {
       for await (const step of handler(batch.items, batch)) {
         if (!Array.isArray(step) || step.length !== entries.length) {
           const got = Array.isArray(step) ? `${step.length} partials` : typeof step
-          failOpen(
+          failUnsettled(
             entries,
             new BatchHandlerError(
               `the streaming handler yielded ${got} for a batch of ${entries.length} items; ` +
@@ -105,38 +106,20 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
         deliverStep(entries, step)
         if (batch.live === 0) return // leaving the loop closes the generator
       }
-      for (const entry of entries) {
-        if (entry.settled) continue
-        entry.queue.settle(entry)
-        entry.settler.end()
-      }
+      for (const entry of entries) entry.end()
     } catch (error) {
-      failOpen(entries, error)
+      failUnsettled(entries, error)
     }
   }
 }
 
 /** Hand caller i its output i of one step: a partial, an Error, or the end of its stream. */
-export function deliverStep<T, R>(entries: Entry<T, StreamChannel<R>>[], step: StreamStep<R>): void {
+export function deliverStep<T, R>(entries: readonly Entry<T, R>[], step: StreamStep<R>): void {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
-    if (entry.settled) continue
-    const output = step[i] as R | Error | EndOfStream
-    if (output === endOfStream) {
-      entry.queue.settle(entry)
-      entry.settler.end()
-    } else if (output instanceof Error) {
-      entry.queue.settle(entry)
-      entry.settler.reject(output)
-    } else entry.settler.push(output)
-  }
-}
-
-/** Fail every caller whose stream is still open. */
-export function failOpen<T, R>(entries: Entry<T, StreamChannel<R>>[], error: unknown): void {
-  for (const entry of entries) {
-    if (entry.settled) continue
-    entry.queue.settle(entry)
-    entry.settler.reject(error)
+    const output = step[i]!
+    if (output === endOfStream) entry.end()
+    else if (output instanceof Error) entry.fail(output)
+    else entry.push(output)
   }
 }

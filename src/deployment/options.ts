@@ -1,4 +1,4 @@
-import { describe, getValidPositiveInteger, getValidSeconds } from '../batching/options.js'
+import { formatReceived, getValidPositiveInteger, getValidSeconds } from '../batching/options.js'
 
 /**
  * Ray Serve's `batching_config`: batch whole `fetch()` calls. The class's
@@ -63,7 +63,7 @@ function checkKnown(where: string, options: object, known: string[]): void {
 function getValidName(name: unknown): string {
   if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/.test(name)) {
     throw new TypeError(
-      `deployment name must be 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, received ${describe(name)}`,
+      `deployment name must be 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, received ${formatReceived(name)}`,
     )
   }
   return name
@@ -72,13 +72,13 @@ function getValidName(name: unknown): string {
 function getValidBatching(value: unknown): Required<BatchingConfig> | undefined {
   if (value === undefined) return undefined
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TypeError(`batching must be an object like { maxBatchSize: 32, batchWaitTimeoutS: 0.1 }, received ${describe(value)}`)
+    throw new TypeError(`batching must be an object like { maxBatchSize: 32, batchWaitTimeoutS: 0.1 }, received ${formatReceived(value)}`)
   }
   checkKnown('batching', value, KNOWN_BATCHING)
   const config = value as BatchingConfig
   const allowSmallBatch = config.allowSmallBatch ?? true
   if (typeof allowSmallBatch !== 'boolean') {
-    throw new TypeError(`batching.allowSmallBatch must be true or false, received ${describe(allowSmallBatch)}`)
+    throw new TypeError(`batching.allowSmallBatch must be true or false, received ${formatReceived(allowSmallBatch)}`)
   }
   return {
     maxBatchSize: getValidPositiveInteger('batching.maxBatchSize', config.maxBatchSize ?? 10),
@@ -100,7 +100,7 @@ function getValidQueueLimit(value: unknown): number {
 export function getValidDeploymentOptions(options: DeploymentOptions | undefined, className: string): ResolvedDeploymentOptions {
   options ??= {}
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`deployment() options must be an object, received ${describe(options)}`)
+    throw new TypeError(`deployment() options must be an object, received ${formatReceived(options)}`)
   }
   checkKnown('deployment()', options, KNOWN)
   const name = getValidName(options.name ?? className)
@@ -113,7 +113,7 @@ export function getValidDeploymentOptions(options: DeploymentOptions | undefined
   const binding = options.binding ?? name
   if (typeof binding !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(binding)) {
     throw new TypeError(
-      `binding must be a valid wrangler binding name (letters, digits, '_'), received ${describe(binding)}; ` +
+      `binding must be a valid wrangler binding name (letters, digits, '_'), received ${formatReceived(binding)}; ` +
         'pass { binding: "MY_DO" } when the deployment name is not one',
     )
   }

@@ -1,5 +1,5 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
-import { describe } from '../batching/options.js'
+import { formatReceived } from '../batching/options.js'
 import { log } from '../metrics/log.js'
 import { responseBytes } from './fetch-bytes.js'
 import { checkNumThreads, requestedThreads, withThreads, type ThreadPlatform } from './threads.js'
@@ -104,7 +104,7 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
   const wanted = options.executionProviders ?? 'auto'
   const providers: Provider[] = wanted === 'auto' ? ((await platform.hasWebGpu()) ? ['webgpu', 'wasm'] : ['wasm']) : wanted
   if (!Array.isArray(providers) || providers.length === 0 || providers.some((p) => p !== 'webgpu' && p !== 'wasm')) {
-    throw new TypeError(`executionProviders must be 'auto' or a list of 'webgpu' and 'wasm', received ${describe(wanted)}`)
+    throw new TypeError(`executionProviders must be 'auto' or a list of 'webgpu' and 'wasm', received ${formatReceived(wanted)}`)
   }
   const asked = requestedThreads(platform, options.numThreads)
   const { value, numThreads } = await withThreads(platform, asked.numThreads, () => firstWorkingSession(platform, bytes, providers))
@@ -145,5 +145,5 @@ async function bytesOf(platform: OrtPlatform, source: ModelSource): Promise<Uint
   if (source instanceof ArrayBuffer) return new Uint8Array(source)
   if (typeof source === 'string' || source instanceof URL) return platform.fetchBytes(source)
   if (source && typeof (source as Response).arrayBuffer === 'function') return responseBytes(source as Response)
-  throw new TypeError(`loadModel() takes bytes, a URL or a Response, received ${describe(source)}`)
+  throw new TypeError(`loadModel() takes bytes, a URL or a Response, received ${formatReceived(source)}`)
 }

@@ -15,7 +15,7 @@
  * `loadModel`, start the same instance out of edgeserve's sight: set
  * `ort.env.wasm.numThreads` before either, and `loadModel` follows it.
  */
-import { describe } from '../batching/options.js'
+import { formatReceived } from '../batching/options.js'
 
 /** A thread count and why it was chosen, for the line `loadModel` logs. */
 export interface ThreadChoice {
@@ -33,7 +33,7 @@ export interface ThreadPlatform {
 
 export function checkNumThreads(what: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`${what} must be a positive integer, received ${describe(value)}`)
+    throw new RangeError(`${what} must be a positive integer, received ${formatReceived(value)}`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { describe } from '../../batching/options.js'
+import { formatReceived } from '../../batching/options.js'
 
 /**
  * The dashboard page as `/-/dashboard` serves it: built from
@@ -26,7 +26,7 @@ function isDashboard(value: unknown): value is Dashboard {
 
 /** The value itself when it is a dashboard page, else a TypeError that starts with `expected`. */
 export function checkDashboard(value: unknown, expected: string): Dashboard {
-  if (!isDashboard(value)) throw new TypeError(`${expected}, received ${describe(value)}`)
+  if (!isDashboard(value)) throw new TypeError(`${expected}, received ${formatReceived(value)}`)
   return value
 }
 

@@ -67,6 +67,28 @@ describe('@batch decorator (TC39)', () => {
     for (const r of wrong) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BatchHandlerError)
   })
 
+  it('rejects invalid options when the class is defined, before any instance exists', () => {
+    const define = () => {
+      class Invalid {
+        @batch({ maxBatchSize: 0 })
+        async handle(xs: number[]): Promise<number[]> {
+          return xs
+        }
+      }
+      return Invalid
+    }
+    expect(define).toThrow(RangeError)
+    expect(define).toThrow(/maxBatchSize must be a positive integer .*received 0/)
+  })
+
+  it('gives each instance its own options, so a setter on one leaves the others alone', () => {
+    const a = new BatchAdder()
+    const b = new BatchAdder()
+    batchedMethodsOf(a).get('handleBatch')!.setMaxBatchSize(2)
+    expect(batchedMethodsOf(a).get('handleBatch')!.options.maxBatchSize).toBe(2)
+    expect(batchedMethodsOf(b).get('handleBatch')!.options.maxBatchSize).toBe(4)
+  })
+
   it('works bare, as @batch without options', async () => {
     class Doubler {
       @batch

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider } from '../../../src/index.js'
+import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider, type BatchOptions } from '../../../src/index.js'
 import { deferred, flushQueue, useFakeTime } from '../../helpers/deferred.js'
 
 afterEach(() => {
@@ -49,6 +49,106 @@ describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
     await vi.advanceTimersByTimeAsync(1)
     await p
     expect(batches).toEqual([[1], [2]])
+  })
+})
+
+describe('a batch already forming', () => {
+  it('keeps the size and wait it started with; the next batch uses the new ones', async () => {
+    await useFakeTime()
+    const batches: number[][] = []
+    const f = batch(
+      async (xs: number[]) => {
+        batches.push(xs)
+        return xs
+      },
+      { maxBatchSize: 4, batchWaitTimeoutS: 0.1 },
+    )
+    const forming = [f(1), f(2)]
+    await flushQueue() // a slot is free and the batch is not full: it forms, waiting 100 ms
+    f.setMaxBatchSize(2) // would make it full
+    f.setBatchWaitTimeoutS(10)
+    await vi.advanceTimersByTimeAsync(99)
+    expect(batches).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(batches).toEqual([[1, 2]])
+    await Promise.all(forming)
+
+    const next = [f(3), f(4), f(5)]
+    await flushQueue()
+    expect(batches).toEqual([[1, 2], [3, 4]]) // full at the new size at once
+    await vi.advanceTimersByTimeAsync(9_999)
+    expect(batches).toHaveLength(2) // the rest waits the new 10 s
+    await vi.advanceTimersByTimeAsync(1)
+    expect(batches).toEqual([[1, 2], [3, 4], [5]])
+    await expect(Promise.all(next)).resolves.toEqual([3, 4, 5])
+  })
+})
+
+describe('calls waiting while a batch runs', () => {
+  /** A batched identity whose first batch holds the slot until released. */
+  function heldFirst(options: BatchOptions<number>) {
+    const batches: number[][] = []
+    const gate = deferred()
+    const f = batch(async (xs: number[]) => {
+      batches.push([...xs])
+      if (batches.length === 1) await gate.promise
+      return xs
+    }, options)
+    return { f, batches, release: () => gate.resolve() }
+  }
+
+  it('a call that leaves makes room: the next batch fills it with later calls, in order', async () => {
+    const { f, batches, release } = heldFirst({ maxBatchSize: 3 })
+    const first = f(0)
+    await flushQueue()
+    const controller = new AbortController()
+    const waiting = [f(1), f(2, { signal: controller.signal }), f(3), f(4), f(5)]
+    controller.abort()
+    const outcomes = Promise.allSettled(waiting)
+    release()
+    await first
+    expect((await outcomes).map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'])
+    expect(batches).toEqual([[0], [1, 3, 4], [5]])
+  })
+
+  it('a maxBatchSize raised while calls wait makes the next batch that much larger', async () => {
+    const { f, batches, release } = heldFirst({ maxBatchSize: 2 })
+    const first = f(0)
+    await flushQueue()
+    const waiting = [1, 2, 3, 4, 5, 6].map((x) => f(x))
+    f.setMaxBatchSize(4)
+    release()
+    await Promise.all([first, ...waiting])
+    expect(batches).toEqual([[0], [1, 2, 3, 4], [5, 6]])
+  })
+
+  it('a maxBatchSize lowered while calls wait splits what waits into batches of the new size', async () => {
+    const { f, batches, release } = heldFirst({ maxBatchSize: 4 })
+    const first = f(0)
+    await flushQueue()
+    const waiting = [1, 2, 3, 4, 5].map((x) => f(x))
+    f.setMaxBatchSize(2)
+    release()
+    await Promise.all([first, ...waiting])
+    expect(batches).toEqual([[0], [1, 2], [3, 4], [5]])
+  })
+
+  it('an item admitted under a larger maxBatchSize that no longer fits fails with ItemTooLargeError; the rest run', async () => {
+    const { f, batches, release } = heldFirst({ maxBatchSize: 4, batchSizeFn: (x) => (x === 9 ? 3 : 1) })
+    const first = f(0)
+    await flushQueue()
+    const waiting = Promise.allSettled([f(1), f(9), f(2)])
+    f.setMaxBatchSize(2)
+    release()
+    await first
+    const [one, nine, two] = await waiting
+    expect(nine).toMatchObject({ status: 'rejected', reason: expect.any(ItemTooLargeError) })
+    expect((nine as PromiseRejectedResult).reason.message).toMatch(/size 3 but a batch holds at most 2/)
+    expect([one, two]).toEqual([
+      { status: 'fulfilled', value: 1 },
+      { status: 'fulfilled', value: 2 },
+    ])
+    expect(batches.flat()).not.toContain(9)
   })
 })
 

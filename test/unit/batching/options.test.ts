@@ -37,6 +37,17 @@ describe('option validation', () => {
     expect(() => batch.stream('x' as never)).toThrow(TypeError)
   })
 
+  it('rejects a first argument that is not a handler at once, saying what to pass', () => {
+    for (const notAFunction of [undefined, null, 42, 'handler', { maxBatchSize: 4 }]) {
+      const attempt = () => batch(notAFunction as never, { maxBatchSize: 4 })
+      expect(attempt).toThrow(TypeError)
+      expect(attempt).toThrow(/batch\(handler, options\) needs a handler function \(items\) => results first, received .*; to decorate a method, pass the options alone/)
+    }
+    expect(() => batch(42 as never)).toThrow(
+      /batch\(\) needs a handler function \(items\) => results, or options alone to decorate a method .*received 42/,
+    )
+  })
+
   it('applies the documented defaults', () => {
     const f = batch(handler)
     expect(f.options).toMatchObject({

@@ -35,7 +35,7 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-describe('the seed scenario (Ray Serve batching tutorial)', () => {
+describe("Ray Serve's batching tutorial", () => {
   it('9 concurrent calls with maxBatchSize 4 give 1..9 in order, in batches of at most 4', async () => {
     const sizes: number[] = []
     class BatchAdder {
@@ -57,7 +57,7 @@ describe('the seed scenario (Ray Serve batching tutorial)', () => {
   })
 })
 
-describe('rule 1: one queue per (instance, method)', () => {
+describe('one queue per (instance, method)', () => {
   it('two instances never share a batch', async () => {
     const seen: string[][] = []
     class Tagger {
@@ -75,7 +75,7 @@ describe('rule 1: one queue per (instance, method)', () => {
   })
 })
 
-describe('rule 2: opportunistic by default', () => {
+describe('opportunistic by default', () => {
   it('runs the first item of an idle queue without any timer', async () => {
     await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
@@ -131,7 +131,7 @@ describe('rule 2: opportunistic by default', () => {
   })
 })
 
-describe('rule 3: the wait timer starts when the first item of the next batch is taken', () => {
+describe('the wait timer starts when the first item of the next batch is taken', () => {
   it('waits batchWaitTimeoutS after the first item, then runs a partial batch', async () => {
     await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
@@ -167,7 +167,7 @@ describe('rule 3: the wait timer starts when the first item of the next batch is
   })
 })
 
-describe('rule 4: a full batch is dispatched without waiting out the timer', () => {
+describe('a full batch is dispatched without waiting out the timer', () => {
   it('runs as soon as maxBatchSize items are queued', async () => {
     await useFakeTime()
     const rec = recorder((xs: number[]) => xs)
@@ -182,7 +182,7 @@ describe('rule 4: a full batch is dispatched without waiting out the timer', () 
   })
 })
 
-describe('rule 5: results are matched by position', () => {
+describe('results are matched by position', () => {
   it('a returned Error in slot i fails caller i only', async () => {
     const f = batch(async (xs: number[]) => xs.map((x) => (x === 2 ? new RangeError('two is bad') : x * 10)))
     const results = await Promise.allSettled([f(1), f(2), f(3)])
@@ -222,7 +222,7 @@ describe('rule 5: results are matched by position', () => {
   })
 })
 
-describe('rule 6: a caller that gives up while queued leaves at once', () => {
+describe('a caller that gives up while queued leaves at once', () => {
   it('an aborted signal removes the item; the handler never sees it; its slot is free', async () => {
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 2, maxQueuedRequests: 1 })
@@ -297,7 +297,7 @@ describe('rule 6: a caller that gives up while queued leaves at once', () => {
   })
 })
 
-describe('rule 7: a full queue rejects at once', () => {
+describe('a full queue rejects at once', () => {
   it('throws BackPressureError beyond maxQueuedRequests without waiting', async () => {
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 1, maxQueuedRequests: 2 })
@@ -313,7 +313,7 @@ describe('rule 7: a full queue rejects at once', () => {
   })
 })
 
-describe('rule 8: batchKey', () => {
+describe('batchKey', () => {
   it('items with different keys never share a batch, and the handler knows the key', async () => {
     const seen: { key: string | undefined; items: string[] }[] = []
     const f = batch(

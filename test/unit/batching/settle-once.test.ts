@@ -13,7 +13,7 @@ function random(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-describe('rule 9: every accepted call settles exactly once', () => {
+describe('every accepted call settles exactly once', () => {
   const configs: BatchOptions<number>[] = [
     { maxBatchSize: 4 },
     { maxBatchSize: 8, batchWaitTimeoutS: 0.002, maxConcurrentBatches: 2 },

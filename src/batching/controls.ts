@@ -1,0 +1,49 @@
+import type { ResolvedBatchOptions } from './options.js'
+import type { BatchQueue, BatchStats, CallOptions, QueueObserver } from './queue.js'
+
+/** Controls shared by every batched function. */
+export interface BatchControls<T> {
+  /** Validated; applies from the next batch to form (a batch already forming keeps its size). */
+  setMaxBatchSize(maxBatchSize: number): void
+  /** Validated; applies from the next batch to form (a batch already forming keeps its wait). */
+  setBatchWaitTimeoutS(batchWaitTimeoutS: number): void
+  stats(): BatchStats
+  /** The options in force (read-only view). */
+  readonly options: Readonly<ResolvedBatchOptions<T>>
+  /** Attach (or with undefined, detach) the observer that feeds metrics and logs. */
+  observe(observer: QueueObserver | undefined): void
+}
+
+/** `batch(handler)`: call it with one item, get that item's result. */
+export interface BatchedFunction<T, R> extends BatchControls<T> {
+  (item: T, options?: CallOptions): Promise<R>
+}
+
+/** `batch.stream(handler)`: call it with one item, iterate that item's partials. */
+export interface StreamingBatchedFunction<T, R> extends BatchControls<T> {
+  (item: T, options?: CallOptions): AsyncIterableIterator<R>
+}
+
+/** Marks batched functions so a deployment can find them for metrics and routes. */
+export const batchedBrand: unique symbol = Symbol('edgeserve.batched')
+
+/** Give a call function the controls of the queue behind it. */
+export function withControls<T, R, F extends (item: T, options?: CallOptions) => unknown>(
+  call: F,
+  queue: BatchQueue<T, R>,
+): F & BatchControls<T> {
+  return Object.assign(call, {
+    setMaxBatchSize: (value: number) => queue.setMaxBatchSize(value),
+    setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),
+    stats: () => queue.stats(),
+    options: queue.options,
+    observe: (observer: QueueObserver | undefined) => {
+      queue.observer = observer
+    },
+    [batchedBrand]: true,
+  })
+}
+
+export function isBatched(value: unknown): value is BatchControls<unknown> {
+  return typeof value === 'function' && batchedBrand in value
+}

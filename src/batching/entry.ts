@@ -1,0 +1,235 @@
+import type { CancelSignal } from './cancel-signal.js'
+import { RequestCancelledError } from '../errors.js'
+import type { Linked } from './list.js'
+import type { ResolvedBatchOptions } from './options.js'
+
+/** What the queue tells the handler about the batch it is running. */
+export interface BatchInfo {
+  /** The `batchKey` every item of this batch shares (undefined without one). */
+  readonly key: string | undefined
+  /** Aborts once every caller of this batch has gone: the handler may stop early. */
+  readonly signal: AbortSignal
+  /** True while caller `i` still waits for its result. */
+  isActive(index: number): boolean
+}
+
+/** The queue an entry belongs to, as its batch sees it. */
+export interface EntryQueue<T, R> {
+  readonly options: ResolvedBatchOptions<T>
+  /**
+   * Undo what ties a settling entry to the queue: its place in a waiting
+   * batch or its share of a running one (the last one gives the batch's slot
+   * back), its abort listener, its deadline.
+   */
+  detach(entry: Entry<T, R>): void
+  /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */
+  join(batch: Batch<T, R>, freeUnits: number): number
+}
+
+/** Where a streaming call's partials go: its caller's iterator. */
+export interface PartialsChannel<R> {
+  push(value: R): void
+  end(): void
+  reject(error: unknown): void
+}
+
+const unbound = (): void => {
+  throw new Error('a batched call was settled before its promise existed')
+}
+
+/**
+ * One admitted call. It settles itself: a runner calls `resolve()` (a
+ * promise call), `push()` and `end()` (a streaming call) or `fail()`, and
+ * the entry tells its queue what to undo. Every outcome method is a no-op
+ * once the entry has settled, so a caller that left, a deadline that passed
+ * and a late handler result cannot answer twice.
+ *
+ * An entry is made for every call, so it is kept small: one class serves
+ * both kinds of call (V8 builds an instance of a subclass whose base declares
+ * fields markedly slower), and what a call shares with its batch (its queue,
+ * its batch key) is read from the batch.
+ */
+export class Entry<T, R> {
+  /** The batch it waits in, then runs in; set when the queue admits the call. */
+  batch: Batch<T, R> | undefined = undefined
+  settled = false
+  /** `batchSizeFn` units; 1 without one. */
+  size = 1
+  signal: CancelSignal | undefined = undefined
+  /** performance.now() at admission; only set while the queue is observed. */
+  enqueuedAt = 0
+  /** A promise call's resolve and reject (see `promise()`). */
+  private resolveCall: (value: R) => void = unbound
+  private rejectCall: (error: unknown) => void = unbound
+  /** A streaming call's iterator (see `streamTo()`). */
+  private channel: PartialsChannel<R> | undefined = undefined
+
+  constructor(readonly item: T) {}
+
+  /** Make this a promise call: the caller's promise. Call once, before the entry is enqueued. */
+  promise(): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.resolveCall = resolve
+      this.rejectCall = reject
+    })
+  }
+
+  /** Make this a streaming call whose partials go to `channel`. Call before the entry is enqueued. */
+  streamTo(channel: PartialsChannel<R>): void {
+    this.channel = channel
+  }
+
+  /** A promise call's result. */
+  resolve(value: R): void {
+    if (this.close()) this.resolveCall(value)
+  }
+
+  /** One more partial of a streaming call; its stream stays open. */
+  push(value: R): void {
+    if (!this.settled) this.channel!.push(value)
+  }
+
+  /** A streaming call's stream ends normally. */
+  end(): void {
+    if (this.close()) this.channel!.end()
+  }
+
+  /** Settle with an error: the handler's, or the reason the call cannot go on. */
+  fail(error: unknown): void {
+    if (this.close()) this.rejectCaller(error)
+  }
+
+  /** Refused on admission: it was never queued, so there is nothing to undo. */
+  refuse(error: unknown): void {
+    this.settled = true
+    this.rejectCaller(error)
+  }
+
+  /** The caller gives up (abort, deadline, a stream's reader leaving): leave the queue or the running batch. */
+  leave(reason: Error): void {
+    if (this.settled) return
+    // The last caller of a running batch leaving means nobody waits for it:
+    // tell the handler, which may stop early. Settling gives the batch's slot
+    // back at once, so a hung handler cannot stall the queue.
+    const batch = this.batch!
+    if (batch.running && batch.live === 1) batch.abort()
+    this.fail(reason)
+  }
+
+  /** EventListener object: the entry itself listens for its signal's abort, so a call costs no closure. */
+  handleEvent(): void {
+    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.signal?.reason }))
+  }
+
+  /** Mark this entry settled and detach it from the queue; false if it already was. */
+  private close(): boolean {
+    if (this.settled) return false
+    this.batch!.queue.detach(this)
+    return true
+  }
+
+  private rejectCaller(error: unknown): void {
+    if (this.channel) this.channel.reject(error)
+    else this.rejectCall(error)
+  }
+}
+
+/** Settle with `error` every entry that has not settled yet. */
+export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unknown): void {
+  for (const entry of entries) entry.fail(error)
+}
+
+/**
+ * A batch: first waiting in the queue, calls joining it as they are
+ * admitted, then handed to a runner as a whole. Calls are added to the batch
+ * they will run in when they arrive, as DataLoader does, so starting a batch
+ * costs nothing per call; only a call that leaves while queued, or a size
+ * changed by a setter, makes the queue move calls between batches.
+ */
+export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
+  readonly entries: Entry<T, R>[] = []
+  /** The entries' items, in the same order: what the handler receives. */
+  readonly items: T[] = []
+  /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
+  units = 0
+  /** Entries that have not settled: callers still waiting. */
+  live = 0
+  /** In its bucket, waiting to start. */
+  waiting = false
+  /** Handed to the runner. */
+  running = false
+  /** Set once the concurrency slot is given back (done, or every caller gone). */
+  released = false
+  /** For observers: when the batch started, and how long its oldest call waited. */
+  startedAt = 0
+  waitMs = 0
+  /** Links in its bucket of waiting batches. */
+  prev: Batch<T, R> | undefined = undefined
+  next: Batch<T, R> | undefined = undefined
+  private controller: AbortController | undefined = undefined
+
+  constructor(
+    readonly queue: EntryQueue<T, R>,
+    readonly key: string | undefined,
+    /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
+    readonly sequence: number,
+  ) {}
+
+  add(entry: Entry<T, R>): void {
+    entry.batch = this
+    this.entries.push(entry)
+    this.items.push(entry.item)
+    this.units += entry.size
+    this.live++
+  }
+
+  /** Drop settled entries (and their items) in place. */
+  compact(): void {
+    const { entries, items } = this
+    let kept = 0
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!
+      if (entry.settled) continue
+      entries[kept] = entry
+      items[kept++] = entry.item
+    }
+    entries.length = kept
+    items.length = kept
+  }
+
+  // Created on first use: most handlers never look at it.
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController()
+    return this.controller.signal
+  }
+
+  isActive(index: number): boolean {
+    const entry = this.entries[index]
+    return entry !== undefined && !entry.settled
+  }
+
+  abort(): void {
+    this.controller ??= new AbortController()
+    this.controller.abort(new RequestCancelledError('every caller of this batch has gone'))
+  }
+
+  /**
+   * What the handler is told when it runs on part of this batch (a re-run of
+   * some entries, the active set of a continuous step): `isActive(i)`
+   * indexes that part.
+   */
+  infoFor(entries: readonly Entry<T, R>[]): BatchInfo {
+    if (entries === this.entries) return this
+    const batch = this
+    return {
+      key: this.key,
+      get signal() {
+        return batch.signal
+      },
+      isActive: (index) => {
+        const entry = entries[index]
+        return entry !== undefined && !entry.settled
+      },
+    }
+  }
+}
