@@ -1,6 +1,4 @@
-import { serve as listen } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
-import type { Server as HttpServer } from 'node:http'
 import type { Deployment } from '../../deployment/deployment.js'
 import { invokerOf, type Invoke } from '../../deployment/handle.js'
 import { deploymentsOf } from '../../http/ingress.js'
@@ -11,6 +9,7 @@ import { setLogLevel, type LogLevel } from '../../metrics/log.js'
 import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadNamespace, type ThreadsOption } from './threads/namespace.js'
 import { DEFAULT_APP, hostedApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
+import { listenHttp } from './http-server.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
@@ -111,10 +110,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     }
   }
 
-  const server = await new Promise<HttpServer>((resolve, reject) => {
-    const s = listen({ fetch, port, hostname }, () => resolve(s as HttpServer)) as HttpServer
-    s.once('error', reject)
-  })
+  const server = await listenHttp({ fetch, port, hostname })
   const address = server.address() as AddressInfo
   const shownHost = hostname.includes(':') ? `[${hostname}]` : hostname
 

@@ -118,7 +118,7 @@ export function renderFigures(latest: Latest): string {
     for (const [route, n] of Object.entries(f.byRoute as Record<string, { bad: number; good: number }>).sort()) lines.push(`| \`${route}\` | ${fmt(n.bad)} | ${fmt(n.good)} |`)
     lines.push('', '| malformed request (route, kind) | answers |', '| --- | --- |')
     for (const [kind, t] of Object.entries(f.malformedByKind as Record<string, Record<string, number>>).sort()) lines.push(`| ${kind} | ${tally(t)} |`)
-    lines.push('', `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`, `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`, `- Stale keep-alive sockets retried by the client: ${json(f.staleKeepAliveSocketsRetried)}.`)
+    lines.push('', `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`, `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`)
   }
   lines.push('', '### Security', '')
   for (const name of ['6-security-node', '6-security-do-rpc', '6-security-workers']) {
