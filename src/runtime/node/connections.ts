@@ -63,14 +63,17 @@ export function settleUnreadBody(incoming: IncomingMessage, outgoing: ServerResp
     outgoing.setHeader('connection', 'close')
     return
   }
+  // The connection is reusable: the socket closes as Node's server decides again.
+  const keep = () => void delete (socket as Partial<Socket>).destroySoon
   outgoing.once('finish', () => {
     if (phase !== 'answering') return // the answer said `Connection: close` (the client asked for it)
+    // A streamed answer may have read the whole body while it was sent.
+    if (incoming.readableEnded) return keep()
     phase = 'draining'
     void drain(incoming).then((drained) => {
       if (!drained) return close()
       phase = 'answering'
-      // The connection is reusable: the socket closes as Node's server decides again.
-      delete (socket as Partial<Socket>).destroySoon
+      keep()
     })
   })
 }

@@ -4,6 +4,7 @@ import { ADMIN_PREFIX, handleAdmin, routesOf, type AdminReplica, type AdminSourc
 import { deploymentsOf } from '../../http/ingress.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import type { ReplicaDescription, ReplicaHealth } from '../../deployment/replica.js'
+import { watchBody } from './unread-body.js'
 
 interface AppLike {
   fetch(request: Request, env?: unknown, ctx?: unknown): Response | Promise<Response>
@@ -31,12 +32,20 @@ export function serveWorker(app: AppLike, options: { deployments?: Deployment[] 
   for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
   return {
     async fetch(request: Request, env: Record<string, unknown>, ctx: unknown): Promise<Response> {
-      if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) {
-        const answer = await handleAdmin(request, adminSource(app, [...deployments.values()], env))
-        if (answer) return answer
-      }
-      return app.fetch(request, env, ctx)
+      // An answer must not leave the body unread: see unread-body.ts.
+      const watched = watchBody(request)
+      const answer = await answerRequest(watched.request, env, ctx)
+      await watched.settle(answer)
+      return answer
     },
+  }
+
+  async function answerRequest(request: Request, env: Record<string, unknown>, ctx: unknown): Promise<Response> {
+    if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) {
+      const answer = await handleAdmin(request, adminSource(app, [...deployments.values()], env))
+      if (answer) return answer
+    }
+    return app.fetch(request, env, ctx)
   }
 }
 
