@@ -30,19 +30,7 @@ const HOUSES: number[][] = [
 ]
 const PROMPTS = ['Once upon a time', 'Alice was beginning', 'The Wolf said', 'A']
 
-export interface SuiteOptions {
-  /**
-   * Retries for the concurrent text-generation test. Under workerd (through
-   * unstable_startWorker, inside vitest) one of four concurrent requests
-   * has been seen, about one run in six, to wait until the next request
-   * reaches the object; it has not been reproduced outside vitest, nor with
-   * logging on. Until its cause is found, a retry keeps that open question
-   * from failing unrelated changes; the assertion itself is unchanged.
-   */
-  concurrentGenerationRetries?: number
-}
-
-export function describeModelExamples(runtime: string, baseUrl: () => string, options: SuiteOptions = {}): void {
+export function describeModelExamples(runtime: string, baseUrl: () => string): void {
   const sessions: Record<string, ort.InferenceSession> = {}
 
   beforeAll(async () => {
@@ -87,7 +75,7 @@ export function describeModelExamples(runtime: string, baseUrl: () => string, op
       expect(huge.status).toBe(413)
     })
 
-    it('text generator: each continuation equals generating that prompt alone with session.run', { retry: options.concurrentGenerationRetries ?? 0, timeout: 15_000 }, async () => {
+    it('text generator: each continuation equals generating that prompt alone with session.run', { timeout: 15_000 }, async () => {
       const served = await Promise.all(
         PROMPTS.map((text) => fetch(`${baseUrl()}/generate?text=${encodeURIComponent(text)}&maxTokens=40`).then((r) => r.text())),
       )
