@@ -9,7 +9,7 @@
  */
 import { STATUS_CODES, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { closeGently } from './connections.js'
+import { answeredBeforeBodyEnded, closeGently } from './connections.js'
 
 interface ClientErrorAnswer {
   status: number
@@ -36,17 +36,21 @@ export function clientErrorAnswer(error: Error & { code?: string; reason?: strin
 }
 
 /**
- * Answer the parser's errors on `server` with JSON. Sockets whose answer has
- * begun get no second answer, only closed, as Node itself does. Pass the
- * server's `maxHeaderSize` if it was set, for the 431's message.
+ * Answer the parser's errors on `server` with JSON. A request pipelined
+ * before the bad one keeps its own answer, which goes first; a request whose
+ * answer has begun gets no second one, its connection is only closed, as
+ * Node itself does. Pass the server's `maxHeaderSize` if it was set, for the
+ * 431's message.
  */
 export function answerClientErrors(server: Server, limits: { maxHeaderSize?: number } = {}): void {
-  const answering = new WeakMap<Duplex, ServerResponse>()
+  // The last request each socket has handed to the app, while it is answered.
+  const inFlight = new WeakMap<Duplex, { request: IncomingMessage; response: ServerResponse }>()
   const refused = new WeakSet<Duplex>()
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    answering.set(request.socket, response)
+    const socket = request.socket
+    inFlight.set(socket, { request, response })
     response.once('close', () => {
-      if (answering.get(request.socket) === response) answering.delete(request.socket)
+      if (inFlight.get(socket)?.response === response) inFlight.delete(socket)
     })
   })
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
@@ -54,16 +58,30 @@ export function answerClientErrors(server: Server, limits: { maxHeaderSize?: num
     // again for every later chunk that closeGently reads; one answer is enough.
     if (refused.has(socket)) return
     refused.add(socket)
-    if (error.code === 'ECONNRESET' || !socket.writable || answering.get(socket)?.headersSent) return void socket.destroy()
-    const answer = clientErrorAnswer(error, { maxHeaderSize: limits.maxHeaderSize ?? maxHeaderSize, headersTimeoutMs: server.headersTimeout, requestTimeoutMs: server.requestTimeout })
-    const body = JSON.stringify({ error: { type: answer.type, message: answer.message } })
-    socket.write(
-      `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    )
-    closeGently(socket)
+    if (error.code === 'ECONNRESET') return void socket.destroy()
+    // The request has its answer and the rest of its body is being read:
+    // no second answer, and no reset while the client may still be reading.
+    if (answeredBeforeBodyEnded(socket)) return closeGently(socket)
+    if (!socket.writable) return void socket.destroy()
+    const refuse = () => {
+      if (!socket.writable) return void socket.destroy()
+      const answer = clientErrorAnswer(error, { maxHeaderSize: limits.maxHeaderSize ?? maxHeaderSize, headersTimeoutMs: server.headersTimeout, requestTimeoutMs: server.requestTimeout })
+      const body = JSON.stringify({ error: { type: answer.type, message: answer.message } })
+      socket.write(
+        `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          'Connection: close\r\n\r\n' +
+          body,
+      )
+      closeGently(socket)
+    }
+    const current = inFlight.get(socket)
+    if (!current) return refuse()
+    // Whole, so the error is in a request pipelined after it: answers go in order.
+    if (current.request.complete) return void current.response.once('close', refuse)
+    // The error is in this request's own body: the error is its answer, unless one has begun.
+    if (current.response.headersSent) return void socket.destroy()
+    refuse()
   })
 }

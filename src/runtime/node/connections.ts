@@ -27,6 +27,18 @@ export const LINGER_MS = 5_000
 
 type Phase = 'answering' | 'draining' | 'closing'
 
+/** Sockets whose request was answered while its body still arrives: being drained, or closing gently. */
+const answeredEarly = new WeakSet<Duplex>()
+
+/**
+ * Whether `socket`'s request has had its answer while its body still
+ * arrives. A parser error or a timeout on such a socket must not get a second
+ * answer: the client has its answer, and the connection is drained or closed.
+ */
+export function answeredBeforeBodyEnded(socket: Duplex): boolean {
+  return answeredEarly.has(socket)
+}
+
 /**
  * Call when the answer to `incoming` is ready, before its head is written.
  * Does nothing if the body has been read; otherwise sees to the rest of it
@@ -64,12 +76,16 @@ export function settleUnreadBody(incoming: IncomingMessage, outgoing: ServerResp
     return
   }
   // The connection is reusable: the socket closes as Node's server decides again.
-  const keep = () => void delete (socket as Partial<Socket>).destroySoon
+  const keep = () => {
+    answeredEarly.delete(socket)
+    delete (socket as Partial<Socket>).destroySoon
+  }
   outgoing.once('finish', () => {
     if (phase !== 'answering') return // the answer said `Connection: close` (the client asked for it)
     // A streamed answer may have read the whole body while it was sent.
     if (incoming.readableEnded) return keep()
     phase = 'draining'
+    answeredEarly.add(socket)
     void drain(incoming).then((drained) => {
       if (!drained) return close()
       phase = 'answering'
@@ -117,6 +133,8 @@ function drain(incoming: IncomingMessage): Promise<boolean> {
  */
 export function closeGently(socket: Duplex, incoming?: IncomingMessage): void {
   if (incoming && !incoming.complete) discardBody(incoming)
+  if (answeredEarly.has(socket) && !socket.writable) return // already closing
+  answeredEarly.add(socket)
   socket.end()
   const timer = setTimeout(() => socket.destroy(), LINGER_MS)
   timer.unref()
