@@ -43,7 +43,8 @@ export class RawConnection {
     const url = new URL(base)
     if (url.hostname !== '127.0.0.1') throw new Error(`raw connections go to 127.0.0.1 only, not ${url.hostname}`)
     return new Promise((resolve, reject) => {
-      const socket = net.connect(Number(url.port), '127.0.0.1')
+      // No Nagle: a small request written after an answer goes at once, as HTTP clients send it.
+      const socket = net.connect({ port: Number(url.port), host: '127.0.0.1', noDelay: true })
       socket.once('connect', () => {
         socket.off('error', reject)
         resolve(new RawConnection(socket))
