@@ -18,7 +18,7 @@ interface ClientErrorAnswer {
 }
 
 /** The error answer for one of the parser's errors (`error.code` is llhttp's `HPE_*` or Node's). */
-export function clientErrorAnswer(error: Error & { code?: string; reason?: string }, limits: { maxHeaderSize: number; headersTimeoutMs: number; requestTimeoutMs: number }): ClientErrorAnswer {
+function clientErrorAnswer(error: Error & { code?: string; reason?: string }, limits: { maxHeaderSize: number; headersTimeoutMs: number; requestTimeoutMs: number }): ClientErrorAnswer {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, type: 'HeadersTooLarge', message: `the request line and headers together must fit in ${limits.maxHeaderSize} bytes` }
@@ -28,7 +28,9 @@ export function clientErrorAnswer(error: Error & { code?: string; reason?: strin
       return {
         status: 408,
         type: 'ClientTimeout',
-        message: `the request did not arrive in time: its headers must arrive within ${limits.headersTimeoutMs / 1000} s and the whole request within ${limits.requestTimeoutMs / 1000} s`,
+        message:
+          `the request did not arrive in time: its headers must arrive within ${limits.headersTimeoutMs / 1000} s` +
+          (limits.requestTimeoutMs > 0 ? ` and the whole request within ${limits.requestTimeoutMs / 1000} s` : ''),
       }
     default:
       return { status: 400, type: 'MalformedRequest', message: `this is not a valid HTTP/1.1 request${error.reason ? `: ${error.reason}` : ''}` }
