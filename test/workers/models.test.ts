@@ -14,4 +14,4 @@ afterAll(async () => {
   await worker?.dispose()
 })
 
-describeModelExamples('workerd', () => base, { earlyAnswerLosesBody: true, concurrentGenerationRetries: 2 })
+describeModelExamples('workerd', () => base)

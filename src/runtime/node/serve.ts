@@ -1,6 +1,5 @@
-import { serve as listen, type Http2Bindings, type HttpBindings } from '@hono/node-server'
+import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
-import type { Server as HttpServer } from 'node:http'
 import type { Deployment } from '../../deployment/deployment.js'
 import { callThrough, type Invoke } from '../../deployment/handle.js'
 import { Replica } from '../../deployment/replica.js'
@@ -13,6 +12,7 @@ import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadReplica, threadReplicas, type ThreadsOption } from './threads/thread-replica.js'
 import { DEFAULT_APP, findApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
 import { requestEnvClass } from './request-env.js'
+import { listenHttp } from './http-server.js'
 import type { Dashboard } from '../../http/dashboard/page.js'
 import { dashboardFor } from './dashboard.js'
 
@@ -120,10 +120,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     }
   }
 
-  const server = await new Promise<HttpServer>((resolve, reject) => {
-    const s = listen({ fetch, port, hostname }, () => resolve(s as HttpServer)) as HttpServer
-    s.once('error', reject)
-  })
+  const server = await listenHttp({ fetch, port, hostname })
   const address = server.address() as AddressInfo
   const shownHost = hostname.includes(':') ? `[${hostname}]` : hostname
 

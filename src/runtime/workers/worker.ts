@@ -4,6 +4,7 @@ import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { durableObjectReplicas } from './durable-object-replica.js'
+import { watchBody } from './unread-body.js'
 
 interface AppLike {
   fetch(request: Request, env?: unknown, ctx?: unknown): Response | Promise<Response>
@@ -39,11 +40,19 @@ export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}) {
   const dashboard = options.dashboard === undefined ? undefined : checkDashboard(options.dashboard, WORKER_DASHBOARD_OPTION)
   return {
     async fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> {
-      if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) {
-        const answer = await handleAdmin(request, { app, deployments, env, dashboard })
-        if (answer) return answer
-      }
-      return app.fetch(request, env, ctx)
+      // An answer must not leave the body unread: see unread-body.ts.
+      const watched = watchBody(request)
+      const answer = await answerRequest(watched.request, env, ctx)
+      await watched.settle(answer)
+      return answer
     },
+  }
+
+  async function answerRequest(request: Request, env: unknown, ctx: unknown): Promise<Response> {
+    if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) {
+      const answer = await handleAdmin(request, { app, deployments, env, dashboard })
+      if (answer) return answer
+    }
+    return app.fetch(request, env, ctx)
   }
 }

@@ -23,13 +23,6 @@ export interface RequestSpec {
   agent?: http.Agent | false
   /** Aborting it hangs up: the socket is destroyed, as a client that goes away. */
   signal?: AbortSignal
-  /**
-   * Node's documented pattern for keep-alive: a request written on a reused
-   * socket that the server closed meanwhile fails with ECONNRESET ("socket
-   * hang up") before any answer; retry it once on a fresh connection, and
-   * report it here. Off unless given.
-   */
-  onStaleSocket?: (spec: RequestSpec) => void
 }
 
 export class HttpTimeoutError extends Error {
@@ -40,19 +33,12 @@ export function keepAliveAgent(maxSockets: number): http.Agent {
   return new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets })
 }
 
-/** One request to `base` (http://127.0.0.1:port). Rejects on a socket error or past the deadline. */
-export async function request(base: string, spec: RequestSpec): Promise<Answer> {
-  if (!spec.onStaleSocket) return send(base, spec)
-  try {
-    return await send(base, spec)
-  } catch (error) {
-    if (!(error as { staleSocket?: boolean }).staleSocket) throw error
-    spec.onStaleSocket(spec)
-    return send(base, { ...spec, agent: false })
-  }
-}
-
-function send(base: string, spec: RequestSpec): Promise<Answer> {
+/**
+ * One request to `base` (http://127.0.0.1:port). Rejects on a socket error or
+ * past the deadline, and is never retried: a request lost on a reused
+ * kept-alive connection is a server defect to find, not to hide.
+ */
+export function request(base: string, spec: RequestSpec): Promise<Answer> {
   const url = new URL(base)
   if (url.hostname !== '127.0.0.1') throw new Error(`the reliability suite only talks to 127.0.0.1, not ${url.hostname}`)
   const started = performance.now()
@@ -81,11 +67,8 @@ function send(base: string, spec: RequestSpec): Promise<Answer> {
     const timer = setTimeout(() => {
       req.destroy(new HttpTimeoutError(`no answer to ${spec.method ?? 'GET'} ${spec.path.slice(0, 80)} within ${spec.timeoutMs ?? 30_000} ms`))
     }, spec.timeoutMs ?? 30_000)
-    let answered = false
-    req.on('response', () => (answered = true))
     req.on('error', (error) => {
       clearTimeout(timer)
-      if (req.reusedSocket && !answered && (error as { code?: string }).code === 'ECONNRESET') Object.assign(error, { staleSocket: true })
       reject(error)
     })
     spec.signal?.addEventListener('abort', () => req.destroy(new Error('hung up by the client')), { once: true })

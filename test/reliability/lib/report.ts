@@ -118,7 +118,20 @@ export function renderFigures(latest: Latest): string {
     for (const [route, n] of Object.entries(f.byRoute as Record<string, { bad: number; good: number }>).sort()) lines.push(`| \`${route}\` | ${fmt(n.bad)} | ${fmt(n.good)} |`)
     lines.push('', '| malformed request (route, kind) | answers |', '| --- | --- |')
     for (const [kind, t] of Object.entries(f.malformedByKind as Record<string, Record<string, number>>).sort()) lines.push(`| ${kind} | ${tally(t)} |`)
-    lines.push('', `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`, `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`, `- Stale keep-alive sockets retried by the client: ${json(f.staleKeepAliveSocketsRetried)}.`)
+    lines.push('', `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`, `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`, `- Malformed request heads: ${json(f.malformedHeads)}.`)
+  }
+  lines.push('', '### Kept-alive connections', '')
+  for (const [name, label] of [['7-keep-alive-node', 'Node'], ['7-keep-alive-workers', 'wrangler dev']] as const) {
+    const s = by(name)
+    if (!s) continue
+    const f = s.facts
+    const run = (key: string) => {
+      const o = f[key] as { pairs: number; goodAnswered: number; bodyBytes: number; seconds: number } | undefined
+      return o ? `${fmt(o.goodAnswered)} of ${fmt(o.pairs)} good requests answered (${fmt(Math.round(o.bodyBytes / 1024))} KiB of refused bodies, ${o.seconds} s)` : '–'
+    }
+    lines.push(`- **${label}**, one connection each: sizes 0 B to 1 MiB × every refusal: ${run('sweep')}; 1,000 seeded pairs: ${run('thousandPairs')}.`)
+    if (f.pastTheDrainLimit) lines.push(`  Past 1 MiB (Connection: close), how each connection ended: ${json(f.pastTheDrainLimit)}.`)
+    if (f.twentyMegabytesThenAGoodRequest) lines.push(`  A 20 MB body refused early, then a good request on the same connection: ${f.twentyMegabytesThenAGoodRequest}.`)
   }
   lines.push('', '### Security', '')
   for (const name of ['6-security-node', '6-security-do-rpc', '6-security-workers']) {

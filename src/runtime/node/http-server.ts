@@ -1,0 +1,42 @@
+/**
+ * The HTTP/1.1 server `serve()` listens with: @hono/node-server's adaptor,
+ * plus what keeps every kept-alive connection usable (an answer given before
+ * the request body was read, see connections.ts) and JSON answers for the
+ * requests Node's parser refuses (client-errors.ts).
+ */
+import { createAdaptorServer, type Http2Bindings, type HttpBindings } from '@hono/node-server'
+import { IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http'
+import { answerClientErrors } from './client-errors.js'
+import { settleUnreadBody } from './connections.js'
+
+export interface HttpServerOptions {
+  fetch(request: Request, bindings: HttpBindings): Promise<Response>
+  port: number
+  hostname: string
+  /** node:http's own options: `headersTimeout`, `requestTimeout`, `maxHeaderSize` and so on. */
+  serverOptions?: ServerOptions
+}
+
+/** Listen on `hostname:port`; resolves once listening, rejects if the port cannot be had. */
+export function listenHttp(options: HttpServerOptions): Promise<Server> {
+  const fetch = async (request: Request, bindings: HttpBindings | Http2Bindings): Promise<Response> => {
+    const { incoming, outgoing } = bindings
+    if (!(incoming instanceof IncomingMessage && outgoing instanceof ServerResponse)) throw new TypeError('listenHttp serves HTTP/1.1 only')
+    try {
+      return await options.fetch(request, { incoming, outgoing })
+    } finally {
+      // The answer's head is written next: decide now whether it keeps the connection.
+      settleUnreadBody(incoming, outgoing)
+    }
+  }
+  // hostname also stands in for a request without a Host header.
+  const server = createAdaptorServer({ fetch, hostname: options.hostname, serverOptions: options.serverOptions ?? {} }) as Server
+  answerClientErrors(server, { maxHeaderSize: options.serverOptions?.maxHeaderSize })
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.hostname, () => {
+      server.off('error', reject)
+      resolve(server)
+    })
+  })
+}

@@ -1,0 +1,97 @@
+/**
+ * An answer given before the request body is read, on Workers. workerd
+ * cannot be told to close the connection (it drops a `Connection: close`
+ * header from a Worker's answer), and a body left unread or half read when
+ * the answer goes out breaks the connection: forwarded to a Durable Object
+ * that answered without reading it, the body's pump fails ("Can't read from
+ * request stream after response has been sent"), the client's next request
+ * on the connection hangs, and an upload still being written can lose even
+ * its own answer. So the Worker reads the rest of the body before it answers.
+ *
+ * The app gets the body through a stream of our own, so that whatever it
+ * does with it (reads part and cancels, as a size limit does, or never reads
+ * it) the rest is still ours to read afterwards.
+ */
+
+/**
+ * The most body bytes read, and thrown away, after an early answer. Larger
+ * than on Node, where a larger body is refused with `Connection: close`:
+ * here not reading it is the only other choice, and it breaks the connection.
+ */
+export const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+/** The longest wait for the rest of the body. */
+export const DRAIN_TIMEOUT_MS = 10_000
+
+export interface WatchedRequest {
+  /** The request to hand to the app: the same, with a body the app can read or leave. */
+  readonly request: Request
+  /**
+   * Call with the app's answer before returning it: reads the rest of the
+   * body (up to the drain bounds) if the app never read it or refused the
+   * request. A success answer given while the body is still being read may
+   * be streaming it, so its body is left to it.
+   */
+  settle(answer: Response): Promise<void>
+}
+
+export function watchBody(request: Request): WatchedRequest {
+  const source = request.body
+  if (!source) return { request, settle: async () => undefined }
+  const reader = source.getReader()
+  // workerd allows one pending read on a request body: reads queue here.
+  let lastRead: Promise<unknown> = Promise.resolve()
+  const read = () => {
+    const next = lastRead.catch(() => undefined).then(() => reader.read())
+    lastRead = next
+    return next
+  }
+  let touched = false
+  let finished = false
+  let detached = false
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        touched = true
+        if (detached) return controller.close()
+        const { done, value } = await read()
+        if (done) {
+          finished = true
+          controller.close()
+        } else controller.enqueue(value)
+      },
+      // The app is done with the body; the rest stays unread until settle().
+      cancel() {},
+    },
+    // No read ahead: a body nobody pulls is a body the app never read.
+    { highWaterMark: 0 },
+  )
+  return {
+    request: new Request(request, { body }),
+    async settle(answer) {
+      if (finished || (touched && answer.status < 400)) return
+      detached = true
+      await drain(read, reader)
+    },
+  }
+}
+
+async function drain(read: () => Promise<ReadableStreamReadResult<Uint8Array>>, reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  let bytes = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), DRAIN_TIMEOUT_MS)))
+  try {
+    for (;;) {
+      const result = await Promise.race([read(), timedOut])
+      if (result === 'timeout' || result.done) {
+        if (result === 'timeout') await reader.cancel().catch(() => undefined)
+        return
+      }
+      bytes += result.value.byteLength
+      if (bytes > DRAIN_LIMIT_BYTES) return void (await reader.cancel().catch(() => undefined))
+    }
+  } catch {
+    // The client went away: nothing left to keep.
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The Node HTTP server under serve(): a kept-alive connection survives an
+ * answer given before the request body was read, a body too large to read
+ * closes the connection without losing its answer, and the requests Node's
+ * parser refuses get JSON errors. A real server on loopback, raw sockets.
+ */
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readBody } from '../../src/index.js'
+import { listenHttp } from '../../src/runtime/node/http-server.js'
+import { DRAIN_LIMIT_BYTES } from '../../src/runtime/node/connections.js'
+import { RawConnection } from '../helpers/raw-connection.js'
+
+const json = (status: number, type: string) =>
+  Response.json({ error: { type, message: `refused with ${status}` } }, { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
+
+/** Answers as an app does: some routes before reading the body, some after reading part of it. */
+async function app(request: Request): Promise<Response> {
+  const { pathname } = new URL(request.url)
+  if (pathname === '/ok') return new Response('ok')
+  // Touch the request as the deployments do (its signal), which makes the body a web stream.
+  void request.signal
+  if (pathname === '/unsupported') return json(415, 'HTTPError')
+  if (pathname === '/limited') {
+    try {
+      await readBody(request, 1024)
+    } catch {
+      return json(413, 'HTTPError')
+    }
+    return new Response('read')
+  }
+  return json(404, 'NotFound')
+}
+
+let server: Server
+let base: string
+
+beforeAll(async () => {
+  server = await listenHttp({
+    fetch: app,
+    port: 0,
+    hostname: '127.0.0.1',
+    // Short client timeouts, so that the 408s come within the test.
+    serverOptions: { headersTimeout: 400, requestTimeout: 2_000, connectionsCheckingInterval: 50 },
+  })
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+})
+
+const post = (path: string, length: number, extra = '') =>
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${length}\r\n${extra}\r\n`
+const GOOD = 'GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+
+describe('an answer given before the request body was read', () => {
+  it('keeps the connection for bodies of 0 B to 1 MiB: the next request on it is answered', async () => {
+    const connection = await RawConnection.open(base)
+    const sizes = [0, 1, 1024, 16 * 1024, 65_536, 65_537, 256 * 1024, DRAIN_LIMIT_BYTES]
+    for (const size of sizes) {
+      for (const path of ['/unsupported', '/no-such-route']) {
+        const sent = connection.send(post(path, size), size)
+        const refused = await connection.next()
+        await sent
+        expect([refused.status, refused.headers.connection], `${path}, ${size} B`).toEqual([path === '/unsupported' ? 415 : 404, 'keep-alive'])
+        expect(JSON.parse(refused.body)).toMatchObject({ error: { type: expect.any(String), message: expect.any(String) } })
+        await connection.write(GOOD)
+        expect((await connection.next()).body, `the request after ${path}, ${size} B`).toBe('ok')
+      }
+    }
+    expect(connection.end).toBe('open')
+    connection.close()
+  })
+
+  it('keeps the connection while a slow body arrives for longer than @hono/node-server waits (500 ms)', async () => {
+    const connection = await RawConnection.open(base)
+    await connection.write(post('/unsupported', 64 * 1024))
+    expect((await connection.next()).status).toBe(415)
+    // About 0.8 s, within the test server's 2 s request timeout.
+    for (let i = 0; i < 16; i++) {
+      await connection.write(Buffer.alloc(4096, 0x61))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    await connection.write(GOOD)
+    expect((await connection.next()).body).toBe('ok')
+    connection.close()
+  })
+
+  it('keeps the connection after a body cut off at a limit, read in part and then cancelled', async () => {
+    const connection = await RawConnection.open(base)
+    const chunk = Buffer.concat([Buffer.from('4000\r\n'), Buffer.alloc(0x4000, 0x61), Buffer.from('\r\n')])
+    const head = 'POST /limited HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n'
+    const sent = connection.send(head, Buffer.concat([...Array.from({ length: 8 }, () => chunk), Buffer.from('0\r\n\r\n')]))
+    expect((await connection.next()).status).toBe(413)
+    await sent
+    await connection.write(GOOD)
+    expect((await connection.next()).body).toBe('ok')
+    connection.close()
+  })
+
+  it('past 1 MiB says Connection: close, reads on while the upload is written, then ends the connection with FIN', async () => {
+    for (const size of [DRAIN_LIMIT_BYTES + 1, 20 * 1024 * 1024]) {
+      const connection = await RawConnection.open(base)
+      const sent = connection.send(post('/unsupported', size), size)
+      const refused = await connection.next()
+      expect([refused.status, refused.headers.connection], `${size} B`).toEqual([415, 'close'])
+      // Every byte of the upload is taken (no reset while writing) ...
+      await sent
+      // ... and the connection ends cleanly.
+      expect(await connection.ended()).toBe('fin')
+    }
+  })
+
+  it('a chunked body that passes 1 MiB while drained ends the connection with FIN, after its answer', async () => {
+    const connection = await RawConnection.open(base)
+    const chunk = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x61), Buffer.from('\r\n')])
+    await connection.write('POST /unsupported HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
+    expect((await connection.next()).status).toBe(415)
+    for (let i = 0; i < 24 && connection.end === 'open'; i++) await connection.write(chunk).catch(() => undefined)
+    expect(await connection.ended()).toBe('fin')
+  })
+})
+
+describe("requests Node's parser refuses get JSON errors and Connection: close", () => {
+  const refused = async (write: (connection: RawConnection) => Promise<void>) => {
+    const connection = await RawConnection.open(base)
+    await write(connection)
+    const answer = await connection.next()
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(answer.headers.connection).toBe('close')
+    const body = JSON.parse(answer.body) as { error: { type: string; message: string } }
+    expect(Object.keys(body)).toEqual(['error'])
+    expect(await connection.ended()).toBe('fin')
+    return { status: answer.status, ...body.error }
+  }
+
+  it('400 for a malformed request', async () => {
+    for (const request of ['GARBAGE / HTTP/1.1\r\nHost: x\r\n\r\n', 'GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n']) {
+      const error = await refused((c) => c.write(request))
+      expect([error.status, error.type], JSON.stringify(request)).toEqual([400, 'MalformedRequest'])
+      expect(error.message).toMatch(/^this is not a valid HTTP\/1\.1 request: /)
+    }
+  })
+
+  it('431 for a request head past the header size limit', async () => {
+    const error = await refused((c) => c.write(`GET /ok?x=${'9'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`))
+    expect([error.status, error.type]).toEqual([431, 'HeadersTooLarge'])
+    expect(error.message).toMatch(/must fit in \d+ bytes/)
+  })
+
+  it('408 for a head, or a body, that does not arrive within the server timeouts', async () => {
+    const head = await refused((c) => c.write('GET /ok HTTP/1.1\r\nHost: x\r\n'))
+    expect([head.status, head.type]).toEqual([408, 'ClientTimeout'])
+    // An app that waits for the body.
+    const body = await refused((c) => c.write(post('/limited', 100) + 'only part of it'))
+    expect([body.status, body.type]).toEqual([408, 'ClientTimeout'])
+  })
+
+  it('no second answer when the body of a request answered early does not arrive in time', async () => {
+    const connection = await RawConnection.open(base)
+    await connection.write(post('/unsupported', 100) + 'only part of it')
+    expect((await connection.next()).status).toBe(415)
+    // Past the request timeout: the connection closes, with nothing more on it.
+    expect(await connection.ended()).toBe('fin')
+    await expect(connection.next(100)).rejects.toThrow(/ended before an answer/)
+  })
+
+  it('a malformed request after a good one on the same connection: the good one keeps its answer', async () => {
+    const connection = await RawConnection.open(base)
+    await connection.write(GOOD + 'GARBAGE / HTTP/1.1\r\n\r\n')
+    expect((await connection.next()).body).toBe('ok')
+    expect((await connection.next()).status).toBe(400)
+    expect(await connection.ended()).toBe('fin')
+  })
+})
