@@ -2,10 +2,13 @@
  * onnxruntime-web on Node: the package's `node` export, with its own wasm
  * files found next to it. Threads are allowed (ORT uses worker_threads).
  */
-import * as ort from 'onnxruntime-web'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
+import { importOnnxRuntime } from '../src/onnx/import-runtime.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
+
+// Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
+const ort = await importOnnxRuntime(() => import('onnxruntime-web'))
 
 export const platform: OrtPlatform = {
   Tensor: ort.Tensor,
