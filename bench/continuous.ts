@@ -1,7 +1,7 @@
 /**
  * Static against continuous batching for text generation, in one process:
  * 16 concurrent prompts with mixed generation lengths through the char LM,
- * at most 4 sequences per step (the seed's maxBatchSize), both with one
+ * at most 4 sequences per step (the tutorial's maxBatchSize), both with one
  * session.run per step for the active rows.
  *
  * Static (`batch.stream`, Ray Serve's streaming batches): a batch is fixed

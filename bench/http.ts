@@ -5,7 +5,8 @@
  * from the server's /-/metrics.json delta.
  */
 import autocannon from 'autocannon'
-import { percentile } from './lib.js'
+import { groupCpuS, ownCpuS } from './cpu.js'
+import { median, percentile } from './lib.js'
 
 export interface LoadRow {
   target: string
@@ -17,6 +18,12 @@ export interface LoadRow {
   errors: number
   non2xx: number
   meanBatchSize: number | null
+  /** Cores the load generator (autocannon, this process) used during the row: 1.0 is one whole core. */
+  loadGeneratorCores: number
+  /** Cores the server's process group used during the row (null where /proc is missing). */
+  serverCores: number | null
+  /** Repeats this row is the median of (by req/s). */
+  repeats: number
 }
 
 interface Family {
@@ -52,6 +59,8 @@ export interface LoadSpec {
   contentType?: string
   /** Deployment whose batch sizes to read from /-/metrics.json. */
   deployment?: string
+  /** The server's process group, for its CPU use. */
+  serverGroup?: number
 }
 
 function cannon(spec: LoadSpec, durationS: number, latencies?: number[]) {
@@ -74,11 +83,17 @@ function cannon(spec: LoadSpec, durationS: number, latencies?: number[]) {
   })
 }
 
-export async function loadRow(spec: LoadSpec): Promise<LoadRow> {
-  if (spec.warmupS > 0) await cannon(spec, spec.warmupS)
+/** One measured run of a row (after its warm-up). */
+export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const before = await batchSizeTotals(spec.base, spec.deployment)
   const latencies: number[] = []
+  const cpu0 = ownCpuS()
+  const server0 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
+  const t0 = performance.now()
   const result = await cannon(spec, spec.durationS, latencies)
+  const wallS = (performance.now() - t0) / 1000
+  const server1 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
+  const loadGeneratorCores = (ownCpuS() - cpu0) / wallS
   const after = await batchSizeTotals(spec.base, spec.deployment)
   const batches = before && after ? after.count - before.count : 0
   return {
@@ -91,5 +106,33 @@ export async function loadRow(spec: LoadSpec): Promise<LoadRow> {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     meanBatchSize: before && after && batches > 0 ? (after.sum - before.sum) / batches : null,
+    loadGeneratorCores,
+    serverCores: server0 === null || server1 === null ? null : (server1 - server0) / wallS,
+    repeats: 1,
   }
+}
+
+/** Warm the endpoint up (JIT, model load, connection pools) without measuring. */
+export async function warmUp(spec: LoadSpec): Promise<void> {
+  if (spec.warmupS > 0) await cannon(spec, spec.warmupS)
+}
+
+/** The run whose req/s is the median of `runs`, marked with how many runs it stands for. */
+export function medianRun(runs: LoadRow[]): LoadRow {
+  const middle = median(runs.map((r) => r.requestsPerS))
+  const chosen = runs.reduce((a, b) => (Math.abs(b.requestsPerS - middle) < Math.abs(a.requestsPerS - middle) ? b : a))
+  return { ...chosen, repeats: runs.length }
+}
+
+/**
+ * Rows measured round-robin, `repeats` rounds, each the median run: rows that
+ * are compared in a ratio see the same drift (other load, GC, thermal) alike.
+ */
+export async function interleavedRows(specs: LoadSpec[], repeats: number): Promise<LoadRow[]> {
+  for (const spec of specs) await warmUp(spec)
+  const runs = specs.map((): LoadRow[] => [])
+  for (let round = 0; round < repeats; round++) {
+    for (const [i, spec] of specs.entries()) runs[i]!.push(await measure(spec))
+  }
+  return runs.map(medianRun)
 }

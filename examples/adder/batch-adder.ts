@@ -1,7 +1,7 @@
 import { HTTPError, batch, deployment } from 'edgeserve'
 
 /**
- * Ray Serve's batching tutorial (seed 000) in TypeScript: a vectorized
+ * Ray Serve's batching tutorial in TypeScript: a vectorized
  * "add one" whose batched method sees up to four numbers at a time.
  */
 export class BatchAdder {

@@ -1,5 +1,5 @@
 /**
- * The seed's client: nine queries in parallel against a running adder.
+ * The batching tutorial's client: nine queries in parallel against a running adder.
  * Run: npx tsx examples/adder/query.ts [http://127.0.0.1:8000]
  */
 const base = process.argv[2] ?? 'http://127.0.0.1:8000'

@@ -8,7 +8,7 @@ import { FeatureError, INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } fr
 const BODY_LIMIT = 16 * 1024
 
 /**
- * Seed 002: a house-price regressor whose whole `fetch` is batched by the
+ * A house-price regressor (as in Ray Serve's dynamic batching walkthrough) whose whole `fetch` is batched by the
  * deployment's `batching` config (Ray's `batching_config`). `fetch` receives
  * the batch's requests and returns one answer per request; one `session.run`
  * predicts every valid request of the batch.

@@ -1,5 +1,5 @@
 /**
- * Seed 003: edgeserve run examples/text-generator/app.ts --name Text-Completion-App
+ * Ray Serve's text generator tutorial: edgeserve run examples/text-generator/app.ts --name Text-Completion-App
  *   curl "http://127.0.0.1:8000/?text=Once+upon+a+time"
  *   curl -N "http://127.0.0.1:8000/stream?text=Once+upon+a+time"
  */

@@ -9,12 +9,12 @@ import { VOCAB_SIZE, decodeToken } from './vocab.js'
 import { eventStream } from './sse.js'
 
 /**
- * Seed 003's BatchTextGenerator, with a character-level language model
+ * The BatchTextGenerator of Ray Serve's "Serve a Text Generator with Request Batching" tutorial, with a character-level language model
  * built by scripts/models/char-lm (Ray's tutorial uses GPT-2 from a hub;
  * nothing is downloaded here).
  *
  * Decoding is continuously batched: each step runs the model once for every
- * active prompt (at most 4, as in the seed), a new prompt joins at the next
+ * active prompt (at most 4, as in the tutorial), a new prompt joins at the next
  * step, and a finished one leaves, so a short request never waits for a long
  * one. Left-padded context windows make every row independent, so a prompt's
  * continuation is the same whatever shares its batch.

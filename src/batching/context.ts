@@ -1,3 +1,4 @@
+import type { CancelSignal } from './cancel-signal.js'
 import type { CallContext } from './options.js'
 
 /**
@@ -12,7 +13,7 @@ import type { CallContext } from './options.js'
  * runtime imports, so it also runs in a browser.
  */
 export interface AmbientContext extends CallContext {
-  signal?: AbortSignal
+  signal?: CancelSignal | undefined
   deadline?: number
 }
 

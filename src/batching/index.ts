@@ -6,3 +6,4 @@ export type { BatchInfo, BatchStats, CallOptions, QueueObserver } from './queue.
 export type { BatchHandler } from './run.js'
 export { endOfStream, type EndOfStream, type StreamBatchHandler, type StreamStep } from './stream.js'
 export type { ContinuousStep } from './continuous.js'
+export type { CancelSignal } from './cancel-signal.js'

@@ -4,6 +4,7 @@ import {
   RequestCancelledError,
   RequestTimeoutError,
 } from '../errors.js'
+import type { CancelSignal } from './cancel-signal.js'
 import { currentContext } from './context.js'
 import { LinkedQueue, type Linked } from './list.js'
 import { macrotask } from './macrotask.js'
@@ -17,8 +18,8 @@ import {
 
 /** Per-call options of a batched function. */
 export interface CallOptions {
-  /** Aborting it removes a queued call at once (`RequestCancelledError`). */
-  signal?: AbortSignal
+  /** Aborting it removes a queued call at once (`RequestCancelledError`). Any AbortSignal will do. */
+  signal?: CancelSignal | undefined
   /** Epoch milliseconds; past it the call fails with `RequestTimeoutError`. */
   deadline?: number
   /** Facts for `batchKey`, e.g. `{ origin: 'http' }`. Defaults to the ambient request's. */
@@ -86,7 +87,7 @@ export class Entry<T, S extends Settler = Settler> implements Linked<Entry<T, S>
     readonly item: T,
     readonly size: number,
     readonly key: string | undefined,
-    readonly signal: AbortSignal | undefined,
+    readonly signal: CancelSignal | undefined,
     readonly deadline: number | undefined,
     readonly settler: S,
   ) {}

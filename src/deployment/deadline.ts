@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../batching/cancel-signal.js'
 import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
 
 /**
@@ -6,7 +7,7 @@ import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
  * than a request that never answers; the work itself is left to finish (or
  * to notice its own cancelled signal) in the background.
  */
-export function withDeadline<R>(work: Promise<R>, deadline: number | undefined, signal?: AbortSignal): Promise<R> {
+export function withDeadline<R>(work: Promise<R>, deadline: number | undefined, signal?: CancelSignal): Promise<R> {
   if (deadline === undefined && !signal) return work
   return new Promise<R>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined

@@ -1,10 +1,11 @@
+import type { CancelSignal } from '../batching/cancel-signal.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import type { Outcome } from './outcome.js'
 
 /** What one request or handle call carries into a replica. */
 export interface ReplicaCall {
   /** Aborts when the caller goes away (the client hung up, the handle call was cancelled). */
-  readonly signal?: AbortSignal | undefined
+  readonly signal?: CancelSignal | undefined
   /** Epoch milliseconds; past it the call fails with 504. */
   readonly deadline?: number | undefined
   /** Safe to retry on a fresh replica if this one resets mid-call (Durable Objects). */

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../batching/cancel-signal.js'
 import { LinkedQueue, type Linked } from '../batching/list.js'
 import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
@@ -14,7 +15,7 @@ class Waiter implements Linked<Waiter> {
     readonly router: Router,
     readonly resolve: (replica: number) => void,
     readonly reject: (error: Error) => void,
-    readonly signal: AbortSignal | undefined,
+    readonly signal: CancelSignal | undefined,
   ) {}
 
   handleEvent(): void {
@@ -48,7 +49,7 @@ export class Router {
   }
 
   /** Wait for a replica (when `tryAcquire()` found none). */
-  acquire(signal?: AbortSignal, deadline?: number): Promise<number> {
+  acquire(signal?: CancelSignal, deadline?: number): Promise<number> {
     const replica = this.tryAcquire()
     if (replica >= 0) return Promise.resolve(replica)
     const { maxQueuedRequests, name } = this.options

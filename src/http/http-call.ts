@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../batching/cancel-signal.js'
 import type { ReplicaCall } from '../deployment/endpoint.js'
 
 /**
@@ -10,7 +11,7 @@ import type { ReplicaCall } from '../deployment/endpoint.js'
 export const disconnectSignal: unique symbol = Symbol('edgeserve.disconnectSignal')
 
 /** What a runtime puts under `disconnectSignal`: called as a method of the env, once per request at most. */
-export type DisconnectSource = (this: object) => AbortSignal
+export type DisconnectSource = (this: object) => CancelSignal
 
 /**
  * One HTTP request on its way to a replica. Its disconnect signal is made
@@ -18,7 +19,7 @@ export type DisconnectSource = (this: object) => AbortSignal
  * batch queue); a request that goes straight through never makes one.
  */
 export class HttpCall implements ReplicaCall {
-  #signal: AbortSignal | undefined
+  #signal: CancelSignal | undefined
 
   constructor(
     private readonly request: Request,
@@ -26,11 +27,11 @@ export class HttpCall implements ReplicaCall {
     readonly deadline: number | undefined,
   ) {}
 
-  get signal(): AbortSignal {
+  get signal(): CancelSignal {
     return (this.#signal ??= this.#makeSignal())
   }
 
-  #makeSignal(): AbortSignal {
+  #makeSignal(): CancelSignal {
     const env = this.env
     if (env !== null && typeof env === 'object') {
       const source = (env as { [disconnectSignal]?: unknown })[disconnectSignal]

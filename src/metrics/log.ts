@@ -30,9 +30,8 @@ function write(level: LogLevel, event: string, fields: Record<string, unknown>):
 }
 
 export const log = {
-  enabled: (level: LogLevel) => ORDER[level] >= threshold,
+  /** One line per batch and the like: off unless the level is 'debug'. */
   debug: (event: string, fields: Record<string, unknown>) => write('debug', event, fields),
+  /** What a reader of the server's log wants to know once: a model loaded, on which provider and threads. */
   info: (event: string, fields: Record<string, unknown>) => write('info', event, fields),
-  warn: (event: string, fields: Record<string, unknown>) => write('warn', event, fields),
-  error: (event: string, fields: Record<string, unknown>) => write('error', event, fields),
 }

@@ -4,10 +4,11 @@
  * checked against /-/metrics.json. Leaves a screenshot in test-results/
  * (in docs/images, for the README, when UPDATE_SCREENSHOTS=1).
  */
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Hono } from 'hono'
+import { CHROMIUM, requireChromium } from '../helpers/chromium.js'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { app as demo } from '../../examples/demo/app.js'
@@ -16,12 +17,9 @@ import type { HistogramSample, MetricFamily } from '../../src/metrics/registry.j
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { dashboard } from '../../src/http/dashboard/index.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const SCREENSHOT = fileURLToPath(
   new URL(process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images/dashboard.png' : '../../test-results/dashboard.png', import.meta.url),
 )
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`test/browser/dashboard.test.ts: skipped, ${CHROMIUM} is missing (no browser to drive)`)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -156,12 +154,13 @@ async function load(base: string, paths: string[], caps: { workers: number; requ
 
 // --- the tests -------------------------------------------------------------
 
-describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
+describe('dashboard in Chromium', () => {
   let server: RunningServer | undefined
   let browser: Browser | undefined
   const pageErrors: string[] = []
 
   beforeAll(async () => {
+    requireChromium()
     // The demo's batched methods print each batch's shape; under load that drowns the test output.
     vi.spyOn(console, 'log').mockImplementation(() => undefined)
     server = await serve(demo, { port: 0, handleSignals: false, name: 'dashboard-test' })

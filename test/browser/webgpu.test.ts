@@ -35,6 +35,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CHROMIUM, requireChromium } from '../helpers/chromium.js'
 import type { Browser, ConsoleMessage, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../examples/ocr-direction/image.js'
@@ -47,9 +48,6 @@ import type { Provider } from '../../src/onnx/model.js'
 import type { InputSpec, PageWindow, RunReport } from './onnx-page/main.js'
 import { SOURCE_CONDITION } from '../setup/source-conditions.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`test/browser/webgpu.test.ts: skipped, ${CHROMIUM} is missing (no browser to drive)`)
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PAGE_ENTRY = fileURLToPath(new URL('./onnx-page/main.ts', import.meta.url))
@@ -141,7 +139,7 @@ interface PageLog {
 
 // --- the tests -------------------------------------------------------------------
 
-describe.skipIf(!hasChromium)('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
+describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
   let dir: string | undefined
   let server: Server | undefined
   let base = ''
@@ -152,6 +150,7 @@ describe.skipIf(!hasChromium)('edgeserve/onnx in Chromium: WebGPU and WASM', () 
   let nodeOutputs: number[][] = []
 
   beforeAll(async () => {
+    requireChromium()
     dir = await mkdtemp(join(tmpdir(), 'edgeserve-webgpu-'))
     const { build } = await import('esbuild')
     await build({

@@ -28,7 +28,7 @@ describe('edgeserve run', () => {
     }
   })
 
-  it('runs seed 003 as documented: the text generator under --name Text-Completion-App', async () => {
+  it("runs Ray Serve's text generator tutorial as documented: the text generator under --name Text-Completion-App", async () => {
     const server = await spawnServer(
       ['run', 'examples/text-generator/app.ts', '--port', '0', '--name', 'Text-Completion-App', '--rpc-token', 'seed-003'],
     )

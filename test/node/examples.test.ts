@@ -7,7 +7,7 @@ import type { OriginAwareAdder } from '../../examples/adder-origin/origin-adder.
 import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
 import { vi } from 'vitest'
 
-/** Seed 002's shape: `batching` batches whole fetch() calls; fetch gets Request[]. */
+/** Ray's batching_config shape: `batching` batches whole fetch() calls; fetch gets Request[]. */
 class EchoBatch {
   sizes: number[] = []
   async fetch(requests: Request[]): Promise<Response[]> {
@@ -34,7 +34,7 @@ afterAll(async () => {
   vi.restoreAllMocks()
 })
 
-describe('deployment-level batching (seed 002 batching_config)', () => {
+describe("deployment-level batching (Ray's batching_config)", () => {
   it('hands whole requests to fetch in batches of at most maxBatchSize', async () => {
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) => fetch(`${server.url}/echo?i=${i}`).then((r) => r.json() as Promise<{ path: string; batch: number }>)),
@@ -46,7 +46,7 @@ describe('deployment-level batching (seed 002 batching_config)', () => {
   })
 })
 
-describe('seed 003 in-process: getDeploymentHandle by deployment and app name', () => {
+describe('the text generator tutorial in-process: getDeploymentHandle by deployment and app name', () => {
   it("finds BatchTextGenerator in app 'Text-Completion-App'", async () => {
     const { app: textApp } = await import('../../examples/text-generator/app.js')
     const text = await serve(textApp, { port: 0, name: 'Text-Completion-App', handleSignals: false })
@@ -62,7 +62,7 @@ describe('seed 003 in-process: getDeploymentHandle by deployment and app name', 
   })
 })
 
-describe('adder-origin (seed 001): HTTP and handle calls never share a batch', () => {
+describe('adder-origin: HTTP and handle calls never share a batch', () => {
   it('keeps origins apart under mixed concurrent load, and the handler knows the origin', async () => {
     const http = Array.from({ length: 12 }, (_, i) => fetch(`${demoServer.url}/adder-origin?number=${i}`).then((r) => r.text()))
     const viaHandle = Array.from({ length: 12 }, (_, i) =>

@@ -96,7 +96,7 @@ afterAll(async () => {
 const get = (path: string, init?: RequestInit) => fetch(server.url + path, init)
 
 describe('serve() on a loopback port', () => {
-  it('runs the seed scenario: 9 concurrent requests give 1..9, in batches of at most 4', async () => {
+  it("runs Ray Serve's batching tutorial: 9 concurrent requests give 1..9, in batches of at most 4", async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
     try {
       const responses = await Promise.all(Array.from({ length: 9 }, (_, i) => get(`/adder?number=${i}`)))

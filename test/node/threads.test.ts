@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { threadId } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
@@ -118,5 +119,11 @@ describe('serve({ threads })', () => {
     const ran = (await handle.steps.remote()) - before
     expect(ran).toBeGreaterThanOrEqual(3)
     expect(ran).toBeLessThan(100)
+  })
+
+  it('replicas on threads split the cores between their models: each loads with cores / replicas ORT threads', async () => {
+    const handle = getDeploymentHandle<{ numThreads(): Promise<number> }>('ModelThreads', { app: 'threads-test' })
+    const counts = await Promise.all([1, 2, 3, 4].map(() => handle.numThreads.remote()))
+    expect(new Set(counts)).toEqual(new Set([Math.max(1, Math.floor(availableParallelism() / 2))]))
   })
 })

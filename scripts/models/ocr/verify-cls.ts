@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { decodeImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
+import { decodeImage, type DecodedImage } from '../../../examples/ocr-direction/image.js'
 import { PADDLE_CLS_THRESH, clsPostprocessBatch, type ClsResult } from '../../../examples/ocr-direction/postprocess.js'
 import { clsPreprocessBatch } from '../../../examples/ocr-direction/preprocess.js'
 import { createSession, ort, outputTensor } from '../lib/ort-session.js'
@@ -32,7 +32,7 @@ const session = await createSession(values.model ?? defaultClsModelPath())
 const inputName = session.inputNames[0] ?? 'x'
 const outputName = session.outputNames[0] ?? 'softmax_0.tmp_0'
 
-async function classify(images: RgbImage[]): Promise<ClsResult[]> {
+async function classify(images: DecodedImage[]): Promise<ClsResult[]> {
   const { data, dims } = clsPreprocessBatch(images)
   const out = await session.run({ [inputName]: new ort.Tensor('float32', data, dims) })
   return clsPostprocessBatch(outputTensor(out, outputName).data as Float32Array, images.length)

@@ -2,7 +2,7 @@ import { encode as encodePng } from 'fast-png'
 import { zlibSync } from 'fflate'
 import jpeg from 'jpeg-js'
 import { describe, expect, it } from 'vitest'
-import { ImageDecodeError, MAX_IMAGE_SIDE, decodeImage, sniffFormat, type RgbImage } from '../../../examples/ocr-direction/image.js'
+import { ImageDecodeError, MAX_IMAGE_SIDE, decodeImage, sniffFormat, type DecodedImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
 import { renderTextLine } from '../../../scripts/models/ocr/render-text.js'
 
 const src = renderTextLine('Decode me 0123', { scale: 2, bold: 0, margin: 3, smooth: false })
@@ -15,14 +15,24 @@ function rgba(alpha: (i: number) => number): Uint8Array {
   return Uint8Array.from({ length: 4 * n }, (_, i) => (i % 4 === 3 ? alpha(i >> 2) : gray[i >> 2]!))
 }
 
-function maxError(a: RgbImage, b: RgbImage): number {
+/** A gray image as RGB (each gray byte three times), to compare with RGB sources. */
+function asRgb(img: DecodedImage): RgbImage {
+  if (img.channels !== 1) return img
+  return { width: img.width, height: img.height, data: Uint8Array.from({ length: img.data.length * 3 }, (_, i) => img.data[Math.floor(i / 3)]!) }
+}
+
+function maxError(decoded: DecodedImage, expected: DecodedImage): number {
+  const a = asRgb(decoded)
+  const b = asRgb(expected)
   expect([a.width, a.height, a.data.length]).toEqual([b.width, b.height, b.data.length])
   let max = 0
   for (let i = 0; i < a.data.length; i++) max = Math.max(max, Math.abs(a.data[i]! - b.data[i]!))
   return max
 }
 
-function meanError(a: RgbImage, b: RgbImage): number {
+function meanError(decoded: DecodedImage, expected: RgbImage): number {
+  const a = asRgb(decoded)
+  const b = expected
   let sum = 0
   for (let i = 0; i < a.data.length; i++) sum += Math.abs(a.data[i]! - b.data[i]!)
   return sum / a.data.length
@@ -62,15 +72,19 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
   return out
 }
 
-/** A well-formed 8-bit gray PNG whose IHDR says width x height and whose IDAT holds `raw`, zlib-compressed. */
-function craftPng(w: number, h: number, raw: Uint8Array): Uint8Array {
+/**
+ * A well-formed PNG (8-bit gray unless told) whose IHDR says w x h, with
+ * `before` chunks, and whose IDAT holds `raw`, zlib-compressed.
+ */
+function craftPng(w: number, h: number, raw: Uint8Array, { depth = 8, colorType = 0, before = [] as [string, Uint8Array][] } = {}): Uint8Array {
   const ihdr = new Uint8Array(13)
   new DataView(ihdr.buffer).setUint32(0, w)
   new DataView(ihdr.buffer).setUint32(4, h)
-  ihdr.set([8, 0, 0, 0, 0], 8) // depth 8, gray, deflate, adaptive filter, no interlace
+  ihdr.set([depth, colorType, 0, 0, 0], 8) // deflate, adaptive filter, no interlace
   const parts = [
     Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
     chunk('IHDR', ihdr),
+    ...before.map(([type, data]) => chunk(type, data)), // e.g. PLTE, tRNS
     chunk('IDAT', zlibSync(raw)),
     chunk('IEND', new Uint8Array(0)),
   ]
@@ -83,17 +97,116 @@ function craftPng(w: number, h: number, raw: Uint8Array): Uint8Array {
   return out
 }
 
+/** The PNG spec's Paeth predictor, written out here as the reference for the decoder's. */
+function paethPredictor(a: number, b: number, c: number): number {
+  const p = a + b - c
+  const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)]
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c
+}
+
+/** Filter packed rows as a PNG encoder would, row y with `types[y % types.length]` (0 none, 1 sub, 2 up, 3 average, 4 Paeth). */
+function filterRows(packed: Uint8Array, rowBytes: number, bpp: number, types: readonly number[]): Uint8Array {
+  const rows = packed.length / rowBytes
+  const raw = new Uint8Array(rows * (rowBytes + 1))
+  for (let y = 0; y < rows; y++) {
+    const type = types[y % types.length]!
+    raw[y * (rowBytes + 1)] = type
+    for (let i = 0; i < rowBytes; i++) {
+      const at = (row: number, col: number) => (row >= 0 && col >= 0 ? packed[row * rowBytes + col]! : 0)
+      const [left, up, upLeft] = [at(y, i - bpp), at(y - 1, i), at(y - 1, i - bpp)]
+      const predicted = [0, left, up, (left + up) >> 1, paethPredictor(left, up, upLeft)][type]!
+      raw[y * (rowBytes + 1) + 1 + i] = (packed[y * rowBytes + i]! - predicted) & 0xff
+    }
+  }
+  return raw
+}
+
+/** Seeded pseudo-random bytes (mulberry32), the same on every run. */
+function randomBytes(length: number, seed: number): Uint8Array {
+  let a = seed >>> 0
+  return Uint8Array.from({ length }, () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = Math.imul(a ^ (a >>> 15), a | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) >>> 24
+  })
+}
+
+const overWhite = (c: number, a: number): number => Math.round((c * a + 255 * (255 - a)) / 255)
+
 describe('decodeImage: PNG and JPEG variants', () => {
-  const variants: [string, Uint8Array][] = [
-    ['gray8', grayPng],
-    ['gray+alpha', encodePng({ width, height, data: Uint8Array.from({ length: 2 * n }, (_, i) => (i % 2 ? 255 : gray[i >> 1]!)), channels: 2, depth: 8 })],
-    ['rgb8', encodePng({ width, height, data: src.data, channels: 3, depth: 8 })],
-    ['rgba8', encodePng({ width, height, data: rgba(() => 255), channels: 4, depth: 8 })],
-    ['gray16', encodePng({ width, height, data: Uint16Array.from(gray, (g) => g * 257), channels: 1, depth: 16 })],
+  const variants: [string, Uint8Array, 1 | 3][] = [
+    ['gray8', grayPng, 1],
+    ['gray+alpha', encodePng({ width, height, data: Uint8Array.from({ length: 2 * n }, (_, i) => (i % 2 ? 255 : gray[i >> 1]!)), channels: 2, depth: 8 }), 1],
+    ['rgb8', encodePng({ width, height, data: src.data, channels: 3, depth: 8 }), 3],
+    ['rgba8', encodePng({ width, height, data: rgba(() => 255), channels: 4, depth: 8 }), 3],
+    ['gray16', encodePng({ width, height, data: Uint16Array.from(gray, (g) => g * 257), channels: 1, depth: 16 }), 1],
+    ['rgb16', encodePng({ width, height, data: Uint16Array.from(src.data, (v) => v * 257 + 3), channels: 3, depth: 16 }), 3],
+    ['gray8, Adam7 interlaced', encodePng({ width, height, data: gray, channels: 1, depth: 8 }, { interlace: 'Adam7' }), 1],
+    ['rgba8, Adam7 interlaced', encodePng({ width, height, data: rgba(() => 255), channels: 4, depth: 8 }, { interlace: 'Adam7' }), 3],
   ]
-  it.each(variants)('PNG %s decodes to the exact source pixels', (_, bytes) => {
+  it.each(variants)('PNG %s decodes to the exact source pixels', (_, bytes, channels) => {
     expect(sniffFormat(bytes)).toBe('png')
-    expect(maxError(decodeImage(bytes), src)).toBe(0)
+    const decoded = decodeImage(bytes)
+    expect(decoded.channels ?? 3).toBe(channels) // gray stays gray: a third of the bytes
+    expect(maxError(decoded, src)).toBe(0)
+  })
+
+  it('undoes every PNG row filter, for every pixel size from 1 to 8 bytes', () => {
+    const w = 13
+    const h = 11
+    const cases = [
+      { colorType: 0, depth: 8, channels: 1 },
+      { colorType: 4, depth: 8, channels: 2 },
+      { colorType: 2, depth: 8, channels: 3 },
+      { colorType: 6, depth: 8, channels: 4 },
+      { colorType: 0, depth: 16, channels: 1 },
+      { colorType: 2, depth: 16, channels: 3 },
+      { colorType: 6, depth: 16, channels: 4 },
+    ]
+    for (const [k, { colorType, depth, channels }] of cases.entries()) {
+      const bpp = (channels * depth) / 8
+      const packed = randomBytes(w * h * bpp, 1000 + k)
+      // Every filter on some row, each after a row of every other filter.
+      const bytes = craftPng(w, h, filterRows(packed, w * bpp, bpp, [1, 4, 2, 0, 3, 4, 1, 3, 2, 4, 0]), { depth, colorType })
+      const decoded = decodeImage(bytes)
+      // 8 bits per sample (a 16-bit sample keeps its high byte), alpha composited over white.
+      const color = channels === 2 || channels === 4 ? channels - 1 : channels
+      const expected = new Uint8Array(w * h * color)
+      for (let p = 0; p < w * h; p++) {
+        const sample = (c: number) => packed[(p * channels + c) * (depth / 8)]!
+        const alpha = color < channels ? sample(color) : 255
+        for (let c = 0; c < color; c++) expected[p * color + c] = overWhite(sample(c), alpha)
+      }
+      expect(decoded.channels ?? 3, `color type ${colorType}, depth ${depth}`).toBe(color)
+      expect(Buffer.from(decoded.data).equals(Buffer.from(expected)), `color type ${colorType}, depth ${depth}`).toBe(true)
+    }
+  })
+
+  it('expands palette PNGs, with and without transparency', () => {
+    const palette = [
+      [0, 0, 0],
+      [255, 255, 255],
+      [200, 30, 60],
+      [10, 120, 250],
+    ]
+    const indices = Uint8Array.from({ length: n }, (_, i) => (gray[i]! < 128 ? 0 : 1) + (i % 7 === 0 ? 2 : 0))
+    const expected = (alpha: number[]) => ({
+      width,
+      height,
+      data: Uint8Array.from({ length: 3 * n }, (_, i) => {
+        const index = indices[Math.floor(i / 3)]!
+        return overWhite(palette[index]![i % 3]!, alpha[index]!)
+      }),
+    })
+    // Each row: filter byte 0, then the indices.
+    const raw = Uint8Array.from({ length: height * (width + 1) }, (_, i) => (i % (width + 1) === 0 ? 0 : indices[i - Math.floor(i / (width + 1)) - 1]!))
+    const plte: [string, Uint8Array] = ['PLTE', Uint8Array.from(palette.flat())]
+    const opaque = craftPng(width, height, raw, { colorType: 3, before: [plte] })
+    expect(maxError(decodeImage(opaque), expected([255, 255, 255, 255]))).toBe(0)
+    // tRNS gives alpha to the first entries, in palette order; the rest stay opaque.
+    const transparent = craftPng(width, height, raw, { colorType: 3, before: [plte, ['tRNS', Uint8Array.of(255, 0, 128)]] })
+    expect(maxError(decodeImage(transparent), expected([255, 0, 128, 255]))).toBe(0)
   })
 
   it('unpacks 1-bit gray PNG rows', () => {
@@ -104,6 +217,7 @@ describe('decodeImage: PNG and JPEG variants', () => {
     }
     const bytes = encodePng({ width, height, data: packed, channels: 1, depth: 1 })
     const expected = { width, height, data: Uint8Array.from(src.data, (v) => (v >= 128 ? 255 : 0)) }
+    expect(decodeImage(bytes).channels).toBe(1)
     expect(maxError(decodeImage(bytes), expected)).toBe(0)
   })
 
@@ -147,6 +261,12 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
   it('refuses a PNG whose data stream is shorter than its header promises', () => {
     const bytes = craftPng(100, 100, new Uint8Array(50 * 101))
     expect(decodeError(bytes).message).toMatch(/image data has 5050 bytes, expected 10100/)
+    // A zlib stream cut short, in chunks whose CRCs are right.
+    const ihdr = craftPng(10, 10, new Uint8Array(0)).subarray(0, 33)
+    const cut = zlibSync(randomBytes(110, 7)).subarray(0, 40)
+    const parts = [ihdr, chunk('IDAT', cut), chunk('IEND', new Uint8Array(0))]
+    const error = decodeError(Uint8Array.from(parts.flatMap((p) => Array.from(p))))
+    expect([error.reason, error.message]).toEqual(['corrupt', expect.stringMatching(/^invalid PNG: /)])
   })
 
   it('reads oversized dimensions from the header, before decoding anything', () => {
@@ -161,6 +281,11 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
       expect(error.reason).toBe('too-large')
       expect(error.message).toContain(`image too large: ${w}x${h}`)
     }
+  })
+
+  it('refuses image data that inflates to more than its dimensions allow, large or small', () => {
+    const bytes = craftPng(10, 10, new Uint8Array(11 * 10 + 1)) // one byte too many
+    expect(decodeError(bytes).message).toMatch(/larger than its dimensions allow/)
   })
 
   it('stops inflating a small PNG that expands beyond its dimensions (zlib bomb)', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import * as ort from 'onnxruntime-web'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { decodeImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
+import { decodeImage, type DecodedImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
 import { PADDLE_CLS_THRESH, clsPostprocess, clsPostprocessBatch, shouldRotate } from '../../../examples/ocr-direction/postprocess.js'
 import {
   CLS_HEIGHT,
@@ -25,7 +25,7 @@ beforeAll(async () => {
   session = await ort.InferenceSession.create(defaultClsModelPath(), { executionProviders: ['wasm'] })
 })
 
-async function classify(images: RgbImage[]) {
+async function classify(images: DecodedImage[]) {
   const { data, dims } = clsPreprocessBatch(images)
   const result = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', data, dims) })
   return clsPostprocessBatch(result[session.outputNames[0]!]!.data as Float32Array, images.length)
@@ -69,7 +69,87 @@ describe('OCR direction: decode -> preprocess -> classify -> postprocess', () =>
   })
 })
 
+/**
+ * PaddleOCR's resize_norm_img written out plainly, as the reference the
+ * one-pass clsPreprocess must match: cv2.resize with INTER_LINEAR (half-pixel
+ * centres, edges clamped, rounded to uint8) into an RGB image, then each
+ * value normalized into BGR planes, right-padded with 0.
+ */
+function referencePreprocess(img: RgbImage): Float32Array {
+  const w = clsResizedWidth(img.width, img.height)
+  const at = (x: number, y: number, c: number) => img.data[(y * img.width + x) * 3 + c]!
+  const source = (d: number, scale: number, size: number): [number, number] => {
+    const f = (d + 0.5) * scale - 0.5
+    const i = Math.floor(f)
+    if (i < 0) return [0, 0]
+    if (i >= size - 1) return [size - 1, 0]
+    return [i, f - i]
+  }
+  const resized: number[][][] = [] // [y][x][c], uint8 values
+  for (let y = 0; y < CLS_HEIGHT; y++) {
+    const [y0, fy] = source(y, img.height / CLS_HEIGHT, img.height)
+    const y1 = Math.min(y0 + 1, img.height - 1)
+    resized.push(
+      Array.from({ length: w }, (_, x) => {
+        const [x0, fx] = source(x, img.width / w, img.width)
+        const x1 = Math.min(x0 + 1, img.width - 1)
+        return [0, 1, 2].map((c) => {
+          const top = at(x0, y0, c) + (at(x1, y0, c) - at(x0, y0, c)) * fx
+          const bottom = at(x0, y1, c) + (at(x1, y1, c) - at(x0, y1, c)) * fx
+          return Math.round(top + (bottom - top) * fy)
+        })
+      }),
+    )
+  }
+  const out = new Float32Array(CLS_INPUT_SIZE)
+  for (let c = 0; c < 3; c++) {
+    for (let y = 0; y < CLS_HEIGHT; y++) {
+      for (let x = 0; x < w; x++) out[c * CLS_HEIGHT * CLS_WIDTH + y * CLS_WIDTH + x] = (resized[y]![x]![2 - c]! / 255 - 0.5) / 0.5
+    }
+  }
+  return out
+}
+
+/** Seeded pseudo-random bytes (mulberry32), the same on every run. */
+function randomBytes(length: number, seed: number): Uint8Array {
+  let a = seed >>> 0
+  return Uint8Array.from({ length }, () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = Math.imul(a ^ (a >>> 15), a | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) >>> 24
+  })
+}
+
+const maxDiff = (a: Float32Array, b: Float32Array): number => a.reduce((max, v, i) => Math.max(max, Math.abs(v - b[i]!)), 0)
+
 describe('clsPreprocess', () => {
+  it('equals a plain per-pixel reference: fixtures, and random images shrunk, stretched and squashed', () => {
+    const images: RgbImage[] = manifest.images.map((m) => {
+      const img = decodeImage(readFixture(m.file))
+      if (img.channels !== 1) return img
+      return { ...img, channels: undefined, data: Uint8Array.from({ length: img.data.length * 3 }, (_, i) => img.data[Math.floor(i / 3)]!) }
+    })
+    const sizes = [[1, 1], [1, 200], [300, 2], [50, 40], [192, 48], [1000, 48], [7, 3], [97, 61], [4000, 20], [13, 500], [244, 40]] as const
+    for (const [k, [width, height]] of sizes.entries()) images.push({ width, height, data: randomBytes(width * height * 3, k + 1) })
+    for (const img of images) {
+      expect(maxDiff(clsPreprocess(img), referencePreprocess(img)), `${img.width}x${img.height}`).toBeLessThan(1e-6)
+    }
+  })
+
+  it('gives a gray image the same input as its RGB twin', () => {
+    for (const [k, [width, height]] of ([[244, 40], [30, 90], [500, 17]] as const).entries()) {
+      const gray = randomBytes(width * height, 50 + k)
+      const rgb = Uint8Array.from({ length: gray.length * 3 }, (_, i) => gray[Math.floor(i / 3)]!)
+      expect(maxDiff(clsPreprocess({ width, height, channels: 1, data: gray }), clsPreprocess({ width, height, data: rgb }))).toBe(0)
+    }
+  })
+
+  it('refuses pixel data shorter than its dimensions', () => {
+    expect(() => clsPreprocess({ width: 10, height: 10, data: new Uint8Array(299) })).toThrow('clsPreprocess: a 10x10 image with 3 channel(s) needs 300 bytes, got 299')
+    expect(() => clsPreprocess({ width: 10, height: 10, channels: 1, data: new Uint8Array(99) })).toThrow(RangeError)
+  })
+
   it('resizes to height 48 keeping the aspect ratio, capped at width 192', () => {
     expect(clsResizedWidth(460, 40)).toBe(192)
     expect(clsResizedWidth(100, 48)).toBe(100)

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it, vi } from 'vitest'
 import { Tensor, loadModel, pad, split, stack, stackInt64 } from '../../../src/onnx/node.js'
 
@@ -51,6 +53,26 @@ describe('loadModel() on Node', () => {
     const input = stack([new Float32Array(3 * 48 * 192).fill(0.5)], [3, 48, 192])
     const [a, b] = await Promise.all([fromPath.run({ x: input }), fromBytes.run({ x: input })])
     expect(Array.from(a['softmax_0.tmp_0']!.data as Float32Array)).toEqual(Array.from(b['softmax_0.tmp_0']!.data as Float32Array))
+  })
+
+  it('fetches an http URL, and refuses one that answers 404, naming the URL', async () => {
+    const bytes = readFileSync(OCR)
+    const server = createServer((request, response) => {
+      if (request.url === '/model.onnx') response.writeHead(200).end(bytes)
+      else response.writeHead(404).end('not found')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      const model = await loadModel(`${base}/model.onnx`)
+      expect(model.outputNames).toEqual(['softmax_0.tmp_0'])
+      await expect(loadModel(new URL(`${base}/missing.onnx`))).rejects.toThrow(
+        `could not load the model from ${base}/missing.onnx: the response was 404`,
+      )
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('refuses bad sources and options with clear messages', async () => {

