@@ -74,10 +74,15 @@ describe('a JavaScript app on Node, from the installed package', () => {
     }
   })
 
-  it('`node server.mjs` serves it with serve()', async () => {
+  it('`node server.mjs` serves it with serve(), and the dashboard page the package carries', async () => {
     const server = await startIn(project, [process.execPath, 'server.mjs'], LISTENING, { PORT: '0' })
     try {
       expect(await (await fetch(`${server.match[1]}/adder?number=41`)).text()).toBe('42')
+      // The page is dist/generated/dashboard-page.js, reached through the package's "#dashboard-page" import.
+      const page = await fetch(`${server.match[1]}/-/dashboard`)
+      expect(page.status).toBe(200)
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/)
+      expect(await page.text()).toContain('<script type="module">')
     } finally {
       await server.stop()
     }
