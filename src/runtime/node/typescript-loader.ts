@@ -2,7 +2,7 @@
  * Loading a user's TypeScript app on Node. edgeserve itself is JavaScript
  * once installed, so a `.mjs` app needs nothing more; a `.ts` app needs a
  * loader: tsx when the project has it (an optional peer dependency), else
- * Node's own type stripping where this Node has it (22.6 and later).
+ * Node's own type stripping where it is on (by default from Node 22.18).
  */
 
 const TYPESCRIPT_FILE = /\.(?:[cm]?ts|tsx)$/i

@@ -11,7 +11,7 @@ async function registerTsx() {
     tsx = await import('tsx/esm/api')
   } catch (error) {
     if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error
-    // Node 22.6 and later may strip the user's types by itself.
+    // Node may strip the user's types by itself (by default from 22.18).
     if (workerData.nodeMayStripTypes && process.features.typescript) return true
     parentPort.postMessage({ type: 'failed', message: workerData.tsxMissing })
     return false
