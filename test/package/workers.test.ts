@@ -2,7 +2,7 @@
  * The README's Workers examples in a project that installed the tarball:
  * `wrangler deploy --dry-run` builds both (the plain one without
  * onnxruntime-web's WebAssembly, the model one with it, compiled by
- * wrangler's default rule), and the model Worker answers under `wrangler dev`.
+ * wrangler's default rule), and both answer under `wrangler dev`.
  * Wrangler is the repository's pinned one, run in the project, so it bundles
  * from the project's own node_modules.
  */
@@ -13,7 +13,8 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../helpers/free-port.js'
 import { ROOT } from '../helpers/spawn-server.js'
-import { WRANGLER, batchSizes, createProject, mustRun, pinnedVersion, readmeInstallFiles, startIn, type Project } from './lib/consumer.js'
+import type { GroupChild } from '../helpers/process-group.js'
+import { WRANGLER, batchSizes, createProject, mustRun, nineQueries, pinnedVersion, readmeInstallFiles, startIn, type Project } from './lib/consumer.js'
 
 /** Workers Paid: 10 MiB compressed. */
 const PAID_LIMIT = 10 * 1024 * 1024
@@ -37,6 +38,14 @@ beforeAll(async () => {
 afterAll(() => {
   for (const dir of outdirs) rmSync(dir, { recursive: true, force: true })
 })
+
+/** `wrangler dev` in `dir`, on a free loopback port. */
+async function wranglerDev(dir: string): Promise<{ base: string; dev: GroupChild }> {
+  const port = await freePort()
+  const argv = [process.execPath, WRANGLER, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0']
+  const dev = await startIn({ ...project, dir: join(project.dir, dir) }, argv, /Ready on/, {}, 90_000)
+  return { base: `http://127.0.0.1:${port}`, dev }
+}
 
 /** `wrangler deploy --dry-run` in `dir`: each output file (maps and README left out) and its bytes. */
 async function dryRun(dir: string): Promise<Map<string, Buffer>> {
@@ -66,17 +75,21 @@ describe('Workers, from the installed package', () => {
     expect(gzipped).toBeLessThan(PAID_LIMIT)
   })
 
-  it('serves predictions from the model Worker under `wrangler dev`, batched in its Durable Object', async () => {
-    const port = await freePort()
-    const dev = await startIn(
-      { ...project, dir: join(project.dir, 'model') },
-      [process.execPath, WRANGLER, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0'],
-      /Ready on/,
-      {},
-      90_000,
-    )
+  it('serves the JavaScript Worker under `wrangler dev`: the README adder, batched in its Durable Object', async () => {
+    const { base, dev } = await wranglerDev('plain')
     try {
-      const base = `http://127.0.0.1:${port}`
+      expect(await nineQueries(base)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9'])
+      const { batches, items } = await batchSizes(base, 'BatchAdder')
+      expect(items).toBe(9)
+      expect(batches).toBeGreaterThanOrEqual(3) // maxBatchSize 4
+    } finally {
+      await dev.stop()
+    }
+  })
+
+  it('serves predictions from the model Worker under `wrangler dev`, batched in its Durable Object', async () => {
+    const { base, dev } = await wranglerDev('model')
+    try {
       const predict = (features: number[]) =>
         fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ features }) })
       const answers = await Promise.all([FEATURES, FEATURES.map((x) => x * 1.1), FEATURES].map(async (features) => (await predict(features)).json()))
