@@ -1,12 +1,8 @@
 /** The bench app on workerd (`wrangler dev -c bench/wrangler.toml`): each deployment in Durable Objects. */
 import { durableObject, serveWorker } from '../src/runtime/workers/index.js'
-import { provideOrtWasm } from '../src/onnx/workerd.js'
-import ortWasm from '../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import { app, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
 import { batchedNoOp, noOp } from './apps/overhead.js'
 import { housePrice } from '../examples/house-price/predictor.js'
-
-provideOrtWasm(ortWasm)
 
 export default serveWorker(app)
 

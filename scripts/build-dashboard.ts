@@ -8,8 +8,9 @@
  * exactly this script and stylesheet run, by their SHA-256 hashes, so the
  * hashes are computed here too.
  *
- * `npm install` runs it (the prepare script), as do start, dev and bench
- * before they begin and the test runs' global setup. It rewrites the file
+ * `npm run build` runs it for the package; start, dev, bench and the
+ * repository's own `edgeserve` command run it before they begin, as does the
+ * test runs' global setup. It rewrites the file
  * only when the page changed, so running it often costs nothing downstream.
  *
  *   npm run build:dashboard

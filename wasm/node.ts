@@ -5,12 +5,15 @@
  * `min(4, ceil(cores / 2))`, leaves a 2-core machine on 1 thread, where a
  * batch runs no faster per item than a single request.
  */
-import * as ort from 'onnxruntime-web'
 import { readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { importOnnxRuntime } from '../src/onnx/import-runtime.js'
 import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
+
+// Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
+const ort = await importOnnxRuntime(() => import('onnxruntime-web'))
 
 export const platform: OrtPlatform = {
   Tensor: ort.Tensor,

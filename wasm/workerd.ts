@@ -11,38 +11,22 @@
  * The `onnxruntime-web/wasm` entry: workerd has no WebGPU, and no threads.
  */
 import * as ort from 'onnxruntime-web/wasm'
+// Compiled by wrangler when the Worker is uploaded: its default CompiledWasm
+// rule (`**/*.wasm`) makes this import a `WebAssembly.Module`. The bare
+// specifier goes through onnxruntime-web's own exports, so it resolves
+// wherever npm put the package, and a Worker that never imports
+// edgeserve/onnx does not carry it (14 MB, 3.7 MB gzipped).
+import ortWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm'
 import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
-/**
- * The compiled module comes from the Worker itself: wrangler's module
- * collector resolves a `.wasm` import against the importing file, not
- * through node_modules, so only the Worker's own entry can name the file
- * wherever npm put it:
- *
- * ```ts
- * import ortWasm from '../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
- * provideOrtWasm(ortWasm)
- * ```
- */
-let ortWasm: WebAssembly.Module | undefined
-
-export function provideOrtWasm(module: WebAssembly.Module): void {
-  if (!(module instanceof WebAssembly.Module)) {
-    throw new TypeError(
-      "provideOrtWasm() needs the compiled module: import onnxruntime-web's dist/ort-wasm-simd-threaded.wasm " +
-        'with a CompiledWasm rule in wrangler.toml and pass what the import gives',
-    )
-  }
-  ortWasm = module
-}
-
 function compiledModule(): WebAssembly.Module {
-  if (!ortWasm) {
+  if (!(ortWasm instanceof WebAssembly.Module)) {
     throw new Error(
-      "edgeserve/onnx on Workers needs onnxruntime-web's WebAssembly, compiled by wrangler: in your Worker's entry, " +
-        "import ortWasm from '<path to node_modules>/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm' and call provideOrtWasm(ortWasm) " +
-        '(wrangler.toml: [[rules]] type = "CompiledWasm", globs = ["**/ort-wasm-simd-threaded.wasm"], fallthrough = false)',
+      "edgeserve/onnx on Workers needs onnxruntime-web's WebAssembly compiled by wrangler, but " +
+        "'onnxruntime-web/ort-wasm-simd-threaded.wasm' was not imported as a WebAssembly.Module: wrangler's default " +
+        'CompiledWasm rule for **/*.wasm does that, unless a [[rules]] entry in wrangler.toml matches .wasm files ' +
+        'first (give such a rule fallthrough = true, or leave .wasm to the default)',
     )
   }
   return ortWasm

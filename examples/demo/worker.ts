@@ -6,18 +6,12 @@
 import { durableObject, serveWorker } from 'edgeserve/workers'
 // The live dashboard at /-/dashboard: a Worker ships the page only when it imports it.
 import { dashboard } from 'edgeserve/dashboard'
-import { provideOrtWasm } from 'edgeserve/onnx'
-// onnxruntime-web's WebAssembly, compiled by wrangler (the CompiledWasm rule
-// in wrangler.toml): workerd may not compile it from bytes at run time.
-import ortWasm from '../../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import { app } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
-
-provideOrtWasm(ortWasm)
 
 export default serveWorker(app, { dashboard })
 

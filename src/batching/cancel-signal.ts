@@ -8,6 +8,15 @@
 export interface CancelSignal {
   readonly aborted: boolean
   readonly reason?: unknown
-  addEventListener(type: 'abort', listener: EventListenerObject | (() => void), options?: { once?: boolean }): void
-  removeEventListener(type: 'abort', listener: EventListenerObject | (() => void)): void
+  addEventListener(type: 'abort', listener: CancelListenerObject | (() => void), options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: CancelListenerObject | (() => void)): void
+}
+
+/**
+ * A listener object, as `EventTarget` takes one. Spelled out rather than the
+ * DOM's `EventListenerObject`, so that the package's declarations check in
+ * projects without the DOM library (Node's and Cloudflare's types).
+ */
+export interface CancelListenerObject {
+  handleEvent(): void
 }

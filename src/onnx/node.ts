@@ -7,6 +7,3 @@ export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
 /** onnxruntime-web's Tensor class (and type) for this runtime. */
 export const Tensor = platform.Tensor
 export type Tensor = InstanceType<typeof platform.Tensor>
-
-/** Workers only (where wrangler compiles ORT's WebAssembly); elsewhere ORT finds its own files. */
-export function provideOrtWasm(_module: WebAssembly.Module): void {}

@@ -3,7 +3,6 @@ import { platform } from '../../wasm/workerd.js'
 import { onnxApi } from './entry.js'
 
 export * from './entry.js'
-export { provideOrtWasm } from '../../wasm/workerd.js'
 export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
 /** onnxruntime-web's Tensor class (and type) for this runtime. */
 export const Tensor = platform.Tensor

@@ -46,6 +46,7 @@ import { loadModel as loadModelNode, Tensor as NodeTensor } from '../../src/onnx
 import type { OcrManifest } from '../../scripts/models/ocr/fixtures.js'
 import type { Provider } from '../../src/onnx/model.js'
 import type { InputSpec, PageWindow, RunReport } from './onnx-page/main.js'
+import { SOURCE_CONDITION } from '../setup/source-conditions.js'
 
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -158,7 +159,8 @@ describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
       absWorkingDir: ROOT,
       bundle: true,
       platform: 'browser',
-      conditions: ['browser'],
+      // The browser branch of edgeserve/onnx, from src/ (see test/setup/source-conditions.ts).
+      conditions: [SOURCE_CONDITION, 'browser'],
       format: 'esm',
       target: 'es2022',
       logLevel: 'warning',

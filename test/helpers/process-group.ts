@@ -23,12 +23,14 @@ export async function startInGroup(
   ready: RegExp,
   env: Record<string, string> = {},
   timeoutMs = 60_000,
+  /** Another directory than the repository, and the environment to start from instead of this process's. */
+  where: { cwd?: string; baseEnv?: NodeJS.ProcessEnv } = {},
 ): Promise<GroupChild> {
   const child = spawn(argv[0]!, argv.slice(1), {
-    cwd: ROOT,
+    cwd: where.cwd ?? ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1', ...env },
+    env: { ...(where.baseEnv ?? process.env), WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1', ...env },
   })
   let output = ''
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

@@ -5,8 +5,6 @@
 import { Hono } from 'hono'
 import { batch, deployment, getHandle, ingress, replicaContext } from 'edgeserve'
 import { durableObject, serveWorker } from 'edgeserve/workers'
-import { provideOrtWasm } from 'edgeserve/onnx'
-import ortWasm from '../../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 
@@ -92,8 +90,6 @@ const app = new Hono<{ Bindings: Env }>()
     await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)
     return c.text('reset')
   })
-
-provideOrtWasm(ortWasm)
 
 export default serveWorker(app)
 export const SeedAdder = durableObject(adder)

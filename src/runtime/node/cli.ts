@@ -1,9 +1,11 @@
 /**
- * `edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token T]`
+ * `edgeserve run <file>[:export] [--port 8000] [--hostname 127.0.0.1] [--name APP] [--rpc-token T]`
  *
  * Ray's `serve run module:app --name APP`: load the file, take the named
  * export (default: the default export, else `app`), and serve it. The export
  * may be a Hono app or a single deployment, which is then served at every path.
+ * A JavaScript file loads as it is; a TypeScript one through tsx when the
+ * project has it (see typescript-loader.ts). bin/edgeserve.js calls runCli().
  */
 import { Hono } from 'hono'
 import { resolve } from 'node:path'
@@ -13,13 +15,15 @@ import { isDeployment } from '../../deployment/deployment.js'
 import { ingress } from '../../http/ingress.js'
 import { serve, type ServableApp } from './serve.js'
 import type { LogLevel } from '../../metrics/log.js'
+import { isTypeScript, loadTypeScriptFor } from './typescript-loader.js'
 
-const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.0.1] [--name APP] [--rpc-token TOKEN] [--log-level LEVEL] [--threads]
+const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--hostname 127.0.0.1] [--name APP] [--rpc-token TOKEN] [--log-level LEVEL] [--threads]
 
   <file>[:export]  a module whose export is a Hono app or a deployment
                    (default export, else the export named "app")
   --port, -p       port to listen on (default: $PORT, else 8000)
-  --host           address to listen on (default 127.0.0.1)
+  --hostname       address to listen on (default 127.0.0.1), as serve()'s
+                   hostname option; --host is the same option
   --name           app name for getDeploymentHandle(name, { app }) (default "default")
   --rpc-token      enable remote handles (edgeserve/client) with this token
                    (default: $EDGESERVE_RPC_TOKEN, else off)
@@ -28,8 +32,9 @@ const USAGE = `usage: edgeserve run <file>[:export] [--port 8000] [--host 127.0.
   --threads        run each replica on its own worker thread (CPU-bound models
                    then use numReplicas cores)`
 
-function fail(message: string): never {
-  console.error(`edgeserve: ${message}\n\n${USAGE}`)
+/** Exit 2 with `message`, and the usage unless the command line was not the problem. */
+function fail(message: string, { usage = true } = {}): never {
+  console.error(usage ? `edgeserve: ${message}\n\n${USAGE}` : `edgeserve: ${message}`)
   process.exit(2)
 }
 
@@ -39,8 +44,11 @@ function splitTarget(target: string): { file: string; exportName: string | undef
   return colon > 1 ? { file: target.slice(0, colon), exportName: target.slice(colon + 1) } : { file: target, exportName: undefined }
 }
 
-async function loadApp(target: string): Promise<ServableApp> {
+async function loadApp(target: string, typeScriptLoaded: boolean): Promise<ServableApp> {
   const { file, exportName } = splitTarget(target)
+  if (isTypeScript(file) && !typeScriptLoaded) {
+    await loadTypeScriptFor(file).catch((error: unknown) => fail((error as Error).message, { usage: false }))
+  }
   let module: Record<string, unknown>
   try {
     module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>
@@ -60,13 +68,19 @@ async function loadApp(target: string): Promise<ServableApp> {
   fail(`export ${JSON.stringify(name)} of ${file} is neither a Hono app nor a deployment`)
 }
 
-async function main(argv: string[]): Promise<void> {
+export interface CliOptions {
+  /** TypeScript already loads in this process (the repository's own bin runs through tsx). */
+  typeScriptLoaded?: boolean
+}
+
+async function main(argv: string[], options: CliOptions): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
       port: { type: 'string', short: 'p' },
       host: { type: 'string' },
+      hostname: { type: 'string' },
       name: { type: 'string' },
       'rpc-token': { type: 'string' },
       'log-level': { type: 'string' },
@@ -90,10 +104,14 @@ async function main(argv: string[]): Promise<void> {
     fail(`--log-level must be debug, info, warn, error or silent, received ${JSON.stringify(logLevel)}`)
   }
 
-  const app = await loadApp(target)
+  if (values.host !== undefined && values.hostname !== undefined && values.host !== values.hostname) {
+    fail(`--hostname and --host are the same option, given two addresses: ${JSON.stringify(values.host)} and ${JSON.stringify(values.hostname)}`)
+  }
+
+  const app = await loadApp(target, options.typeScriptLoaded === true)
   const server = await serve(app, {
     port,
-    hostname: values.host ?? '127.0.0.1',
+    hostname: values.host ?? values.hostname ?? '127.0.0.1',
     name: values.name,
     rpcToken: values['rpc-token'],
     logLevel: logLevel as LogLevel | undefined,
@@ -104,7 +122,10 @@ async function main(argv: string[]): Promise<void> {
   console.log(`edgeserve: app ${JSON.stringify(server.app.name)} (deployments: ${names}) listening on ${server.url}`)
 }
 
-await main(process.argv.slice(2)).catch((error: unknown) => {
-  if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) fail((error as Error).message)
-  throw error
-})
+/** The `edgeserve` command: `argv` without node and the script (`process.argv.slice(2)`). */
+export async function runCli(argv: string[], options: CliOptions = {}): Promise<void> {
+  await main(argv, options).catch((error: unknown) => {
+    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) fail((error as Error).message)
+    throw error
+  })
+}

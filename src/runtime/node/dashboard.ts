@@ -15,7 +15,7 @@ export async function dashboardFor(option: Dashboard | false | undefined): Promi
   } catch (error) {
     throw new Error(
       'serve: the dashboard page could not be loaded. In the edgeserve repository it is built by `npm run build:dashboard` ' +
-        '(`npm install` runs it); pass serve(app, { dashboard: false }) to serve without it.',
+        '(npm start, npm test and the edgeserve command run it); pass serve(app, { dashboard: false }) to serve without it.',
       { cause: error },
     )
   }

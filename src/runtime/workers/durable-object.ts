@@ -1,57 +1,45 @@
-import { DurableObject } from 'cloudflare:workers'
 import type { Deployment } from '../../deployment/deployment.js'
 import type { ReplicaDescription, ReplicaHealth } from '../../deployment/endpoint.js'
 import type { Outcome } from '../../deployment/outcome.js'
-import { Replica } from '../../deployment/replica.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
-import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import { durableObjectReplicas } from './durable-object-replica.js'
+import { ReplicaObject } from './replica-object.js'
 
 /**
- * The Durable Object that hosts one replica. `durableObject(deployment)`
- * gives a subclass bound to that deployment; wrangler binds the subclass.
- * Its RPC methods are what `DurableObjectReplica` calls.
+ * What a replica's Durable Object reads of the state workerd gives it: its
+ * id's name (`"<deployment>/<replica>"`). Cloudflare's `DurableObjectState`
+ * has this shape; it is spelled out here so that the package's types need
+ * neither `@cloudflare/workers-types` nor the `cloudflare:workers` module.
  */
-export class ReplicaObject extends DurableObject<unknown> {
-  /** Set on each subclass by durableObject(). */
-  static readonly deployment: Deployment | undefined = undefined
-  #replica: Replica | undefined
+export interface ReplicaObjectState {
+  readonly id: { readonly name?: string | undefined; toString(): string }
+  abort(reason?: string): void
+  blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>
+}
 
-  #host(): Replica {
-    if (!this.#replica) {
-      const { deployment } = this.constructor as typeof ReplicaObject
-      if (!deployment) throw new TypeError('export durableObject(yourDeployment) from the Worker, not ReplicaObject itself')
-      const name = this.ctx.id.name ?? ''
-      const index = Number(name.slice(name.lastIndexOf('/') + 1))
-      this.#replica = new Replica(deployment, Number.isInteger(index) ? index : 0, this.env)
-    }
-    return this.#replica
-  }
+/**
+ * One replica's Durable Object: `fetch` for HTTP, and the Workers RPC methods
+ * the Worker's router calls. A subclass may add RPC methods of its own
+ * (`class Model extends durableObject(model) { ... }`) and reach its state as
+ * `this.ctx`, as in any Durable Object.
+ */
+export interface ReplicaDurableObject {
+  readonly ctx: ReplicaObjectState
+  readonly env: unknown
+  fetch(request: Request): Promise<Response>
+  /** A handle call. Signals cannot cross RPC; the deadline does. */
+  invoke(method: string, args: unknown[], call?: { deadline?: number | undefined }): Promise<Outcome>
+  metrics(): Promise<MetricsSnapshot>
+  health(): Promise<ReplicaHealth>
+  describe(): Promise<ReplicaDescription>
+}
 
-  override async fetch(request: Request): Promise<Response> {
-    return this.#host().fetch(request, {})
-  }
-
-  /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline does. */
-  async invoke(method: string, args: unknown[], call?: { deadline?: number }): Promise<Outcome> {
-    const outcome = await this.#host().invoke(method, args, { deadline: call?.deadline })
-    // An iterator cannot cross RPC; a byte stream can.
-    if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) return { ok: true, stream: encodeStream(outcome.value) }
-    return outcome
-  }
-
-  async metrics(): Promise<MetricsSnapshot> {
-    return this.#host().metrics()
-  }
-
-  async health(): Promise<ReplicaHealth> {
-    return this.#host().health()
-  }
-
-  async describe(): Promise<ReplicaDescription> {
-    return this.#host().describe()
-  }
+/** The class `durableObject()` returns, for wrangler to bind (export it under the binding's `class_name`). */
+export interface ReplicaDurableObjectClass {
+  new (ctx: ReplicaObjectState, env: unknown): ReplicaDurableObject
+  /** The deployment whose replicas this class hosts. */
+  readonly deployment: Deployment
 }
 
 /**
@@ -66,7 +54,7 @@ export class ReplicaObject extends DurableObject<unknown> {
  * instance is created on the first request, not in the constructor: Workers
  * cap start-up at one second, and a model load would count against it.
  */
-export function durableObject(deployment: Deployment): typeof ReplicaObject {
+export function durableObject(deployment: Deployment): ReplicaDurableObjectClass {
   // The Worker that exports this class routes to it through the same env binding.
   registerBindingAdapter(durableObjectReplicas)
   return class extends ReplicaObject {

@@ -18,6 +18,16 @@ export interface ServeWorkerOptions {
   dashboard?: Dashboard | undefined
 }
 
+/**
+ * The Worker's default export: what Cloudflare's types call an
+ * `ExportedHandler<Env>` (`serveWorker(app) satisfies ExportedHandler<Env>`
+ * checks), declared here by its shape so that the package's types need no
+ * `@cloudflare/workers-types`.
+ */
+export interface WorkerHandler {
+  fetch(request: Request, env: unknown, ctx: unknown): Promise<Response>
+}
+
 const WORKER_DASHBOARD_OPTION =
   "serveWorker: options.dashboard must be the page from 'edgeserve/dashboard' (import { dashboard } from 'edgeserve/dashboard'; serveWorker(app, { dashboard })), or left out to serve none"
 
@@ -32,7 +42,7 @@ const WORKER_DASHBOARD_OPTION =
  * export const BatchAdder = durableObject(adder)
  * ```
  */
-export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}) {
+export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}): WorkerHandler {
   registerBindingAdapter(durableObjectReplicas)
   const found = deploymentsOf(app)
   for (const extra of options.deployments ?? []) found.set(extra.name, extra)

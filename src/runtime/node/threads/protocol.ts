@@ -25,8 +25,14 @@ export interface ThreadWorkerData {
   replicasOnThreads: number
   /** The structured-cloneable part of `serve({ env })`. */
   env: Record<string, unknown>
-  /** Register tsx in the worker (the server thread was not started through tsx). */
+  /** The worker module the bootstrap imports: worker.ts from source, worker.js from the package. */
+  worker: string
+  /** Register tsx in the worker: it loads TypeScript and does not inherit tsx (see thread-replica.ts). */
   registerTsx: boolean
+  /** What the worker reports when it needs tsx and cannot import it. */
+  tsxMissing: string
+  /** Whether Node's own type stripping may load the module instead of tsx (not edgeserve's source, which needs tsx). */
+  nodeMayStripTypes: boolean
 }
 
 export type AdminQuery = 'metrics' | 'health' | 'describe'

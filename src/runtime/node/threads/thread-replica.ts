@@ -7,6 +7,7 @@ import { errorResponse } from '../../../deployment/responses.js'
 import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import type { AdminQuery, FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
+import { isTypeScript, startedWithTsx, tsxMissing } from '../typescript-loader.js'
 
 /**
  * `serve(app, { threads })`: run replicas on worker threads.
@@ -53,16 +54,37 @@ export function moduleUrl(module: string | URL): string {
 const BOOTSTRAP = new URL('./bootstrap.mjs', import.meta.url)
 
 /**
- * Workers do not inherit the module hooks of the tsx CLI (it registers them
- * in its own preflight, not through execArgv), so each worker registers tsx
- * itself, except when the process was started with `--import tsx` (then the
- * worker's inherited execArgv does it).
+ * Running from the repository's src/ (through tsx), not from the package's
+ * dist/: the worker is TypeScript too, and it must resolve 'edgeserve' to
+ * src/ as this thread does (the "edgeserve-source" condition), so that the
+ * app it imports shares its modules.
  */
-const hasTsx = () => process.execArgv.some((arg, i, all) => /^--(import|loader)(=tsx|$)/.test(arg) && (arg.endsWith('=tsx') || all[i + 1] === 'tsx'))
+const FROM_SOURCE = import.meta.url.endsWith('.ts')
+const WORKER = new URL(FROM_SOURCE ? './worker.ts' : './worker.js', import.meta.url).href
+const WORKER_EXEC_ARGV = FROM_SOURCE ? [...process.execArgv, '--conditions=edgeserve-source'] : undefined
+
+/**
+ * Whether a worker must register tsx: when it loads TypeScript (the user's
+ * module, or edgeserve's own source) and does not inherit tsx from the
+ * command line. The tsx CLI registers its hooks in a preflight that workers
+ * do not inherit; `node --import tsx` passes them on through execArgv.
+ */
+function workerNeedsTsx(module: string): boolean {
+  return (FROM_SOURCE || isTypeScript(module)) && !startedWithTsx()
+}
 
 /** One ThreadReplica per replica of `deployment`; each starts its worker on `start()` or on first use. */
 export function threadReplicas(deployment: Deployment, threads: ThreadsOption, env?: Record<string, unknown>): ThreadReplica[] {
-  const base = { module: moduleUrl(threads.module), deployment: deployment.name, env: cloneableEnv(env), registerTsx: !hasTsx() }
+  const module = moduleUrl(threads.module)
+  const base = {
+    module,
+    worker: WORKER,
+    deployment: deployment.name,
+    env: cloneableEnv(env),
+    registerTsx: workerNeedsTsx(module),
+    tsxMissing: tsxMissing(module),
+    nodeMayStripTypes: !FROM_SOURCE,
+  }
   return Array.from(
     { length: deployment.options.numReplicas },
     (_, i) => new ThreadReplica({ ...base, replica: i, replicasOnThreads: deployment.options.numReplicas, edgeserveReplicaThread: true }),
@@ -103,7 +125,7 @@ export class ThreadReplica implements ReplicaEndpoint {
   start(): Promise<void> {
     if (this.#closed) return Promise.reject(new ReplicaUnavailableError('the server is shutting down'))
     return (this.#ready ??= new Promise<void>((resolve, reject) => {
-      const worker = new Worker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name })
+      const worker = new Worker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name, execArgv: WORKER_EXEC_ARGV })
       this.#worker = worker
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') resolve()

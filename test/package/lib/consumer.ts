@@ -1,0 +1,151 @@
+/**
+ * Fresh projects that install the packed tarball, as a user's would: their
+ * own directory under the system's temp dir, their own node_modules, npm's
+ * ordinary cache (`--prefer-offline`: a package already fetched is not
+ * fetched again), and an environment without this repository's settings.
+ */
+import { execFile } from 'node:child_process'
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { inject } from 'vitest'
+import { ROOT } from '../../helpers/spawn-server.js'
+import { startInGroup, type GroupChild } from '../../helpers/process-group.js'
+
+const exec = promisify(execFile)
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The tarball `npm pack` made for this run. */
+    tarball: string
+    /** Where this run's projects live (removed after the run). */
+    projectsDir: string
+  }
+}
+
+/**
+ * The environment a user's shell would give: none of the variables that turn
+ * on this repository's "edgeserve-source" condition, and none of the
+ * `npm_*` variables an enclosing `npm run` sets.
+ */
+export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key === 'NODE_OPTIONS' || key === 'WRANGLER_BUILD_CONDITIONS' || key.startsWith('npm_')) continue
+    env[key] = value
+  }
+  return { ...env, NO_COLOR: '1', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...extra }
+}
+
+/** The exact version this repository pins for `name` (so that consumers check against the same tools). */
+export function pinnedVersion(name: string): string {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+  const version = manifest.devDependencies[name]
+  if (!version) throw new Error(`package.json pins no version of ${name}`)
+  return `${name}@${version}`
+}
+
+export interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Run a command to its end in `cwd`, with the user's environment; never throws for a non-zero exit. */
+export async function run(command: string, args: string[], cwd: string, timeoutMs = 120_000, env: Record<string, string> = {}): Promise<Run> {
+  try {
+    const { stdout, stderr } = await exec(command, args, { cwd, env: userEnv(env), timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string; signal?: string }
+    const code = typeof failed.code === 'number' ? failed.code : -1
+    return { code, stdout: failed.stdout ?? '', stderr: `${failed.stderr ?? ''}${failed.signal ? `\n(killed by ${failed.signal})` : ''}` }
+  }
+}
+
+/** `run`, and fail with its output if it did not exit 0. */
+export async function mustRun(command: string, args: string[], cwd: string, timeoutMs?: number, env?: Record<string, string>): Promise<Run> {
+  const result = await run(command, args, cwd, timeoutMs, env)
+  if (result.code !== 0) {
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.code}:\n${result.stdout}\n${result.stderr}`)
+  }
+  return result
+}
+
+export interface Project {
+  dir: string
+  /** Write files (paths relative to the project). */
+  write(files: Record<string, string | Buffer>): void
+  /** Bytes of every file under node_modules, as on disk but without block rounding. */
+  installedBytes(): number
+}
+
+/**
+ * A new project named `name`: package.json (ESM), then
+ * `npm install <tarball> ...packages`.
+ */
+export async function createProject(name: string, packages: string[], files: Record<string, string | Buffer> = {}): Promise<Project> {
+  const dir = join(inject('projectsDir'), name)
+  mkdirSync(dir, { recursive: true })
+  const project: Project = {
+    dir,
+    write(more) {
+      for (const [path, content] of Object.entries(more)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true })
+        writeFileSync(join(dir, path), content)
+      }
+    },
+    installedBytes: () => treeBytes(join(dir, 'node_modules')),
+  }
+  project.write({ 'package.json': `${JSON.stringify({ name, private: true, type: 'module' }, null, 2)}\n`, ...files })
+  await mustRun('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', inject('tarball'), ...packages], dir, 240_000)
+  return project
+}
+
+function treeBytes(path: string): number {
+  const stat = statSync(path, { throwIfNoEntry: false })
+  if (!stat) return 0
+  if (!stat.isDirectory()) return stat.size
+  return readdirSync(path).reduce((sum, entry) => sum + treeBytes(join(path, entry)), 0)
+}
+
+/** A server or `wrangler dev` started in `project`, ready once its output matches `ready`. */
+export function startIn(project: Project, argv: string[], ready: RegExp, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<GroupChild> {
+  return startInGroup(argv, ready, env, timeoutMs, { cwd: project.dir, baseEnv: userEnv() })
+}
+
+/** The repository's pinned wrangler, run in a consumer project (it bundles from the project's own node_modules). */
+export const WRANGLER = join(ROOT, 'node_modules/wrangler/bin/wrangler.js')
+
+/**
+ * The files of the README's Install section, by subsection: each code fence
+ * whose info string names a file (```js app.mjs) is that file, word for word.
+ */
+export function readmeInstallFiles(subsection: string): Record<string, string> {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const install = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1]
+  if (!install) throw new Error('README.md has no "## Install" section')
+  const section = install.split(/^### /m).find((part) => part.startsWith(`${subsection}\n`))
+  if (!section) throw new Error(`README.md's Install section has no "### ${subsection}"`)
+  const files: Record<string, string> = {}
+  for (const [, path, text] of section.matchAll(/^```\w+ (\S+)\n([\s\S]*?)^```$/gm)) files[path!] = text!
+  if (Object.keys(files).length === 0) throw new Error(`"### ${subsection}" in README.md names no files`)
+  return files
+}
+
+/** 9 concurrent GETs of `/adder?number=0..8`, as the seed's client sends them. */
+export async function nineQueries(base: string): Promise<string[]> {
+  return Promise.all(Array.from({ length: 9 }, (_, i) => fetch(`${base}/adder?number=${i}`).then((r) => r.text())))
+}
+
+/** `edgeserve_batch_size` count and sum for one deployment, from `/-/metrics` (every replica). */
+export async function batchSizes(base: string, deployment: string): Promise<{ batches: number; items: number }> {
+  const text = await (await fetch(`${base}/-/metrics`)).text()
+  let batches = 0
+  let items = 0
+  for (const [, kind, value] of text.matchAll(new RegExp(`^edgeserve_batch_size_(count|sum)\\{deployment="${deployment}"[^}]*\\} (\\S+)$`, 'gm'))) {
+    if (kind === 'count') batches += Number(value)
+    else items += Number(value)
+  }
+  return { batches, items }
+}

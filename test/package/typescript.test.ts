@@ -1,0 +1,284 @@
+/**
+ * The package's declarations in strict TypeScript projects: `strict`,
+ * `exactOptionalPropertyTypes`, `skipLibCheck: false`, `nodenext`, and no DOM
+ * library, once with Node's types and once with Cloudflare's. The README's
+ * TypeScript examples are checked word for word, and the call sites of its
+ * other examples (readme-calls.ts below) need no cast.
+ *
+ * onnxruntime-web's own declarations name DOM types (ImageData,
+ * WebGLTexture), so with `skipLibCheck: false` and no DOM they fail on their
+ * own; the projects that use edgeserve/onnx are held to "no error outside
+ * onnxruntime's declarations", the others to no error at all.
+ */
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject, pinnedVersion, readmeInstallFiles, run, startIn, type Project } from './lib/consumer.js'
+
+function tsconfig(types: string, include: string[]): string {
+  const compilerOptions = {
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    skipLibCheck: false,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'es2022',
+    lib: ['es2022'],
+    types: [types],
+    noEmit: true,
+  }
+  return `${JSON.stringify({ compilerOptions, include }, null, 2)}\n`
+}
+
+/** Where onnxruntime-web's declarations sit (their DOM names are theirs, not ours). */
+const ONNXRUNTIME_DECLARATIONS = /^node_modules\/onnxruntime-(web|common)\//
+
+/** tsc's errors, by file: `{ file, line }`. */
+async function typeCheck(project: Project, config: string): Promise<{ errors: string[]; files: string[] }> {
+  const result = await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], project.dir, 120_000)
+  const errors = result.stdout.split('\n').filter((line) => /^\S+\(\d+,\d+\): error/.test(line))
+  if (result.code !== 0 && errors.length === 0) throw new Error(`tsc -p ${config} failed:\n${result.stdout}\n${result.stderr}`)
+  return { errors, files: [...new Set(errors.map((line) => line.slice(0, line.indexOf('('))))] }
+}
+
+/** Call sites of the README's examples outside its Install section, on Node. */
+const README_CALLS = `import { Hono } from 'hono'
+import { batch, deployment, endOfStream, getHandle, HTTPError, ingress, readJson } from 'edgeserve'
+import { getDeploymentHandle, serve } from 'edgeserve/node'
+import { connect } from 'edgeserve/client'
+
+class BatchAdder {
+  handleBatch = batch(
+    async (numbers: number[]) => {
+      console.log(\`Our input array has shape: (\${numbers.length},)\`)
+      return numbers.map((n) => n + 1)
+    },
+    { maxBatchSize: 4 },
+  )
+
+  async fetch(request: Request) {
+    const n = Number(new URL(request.url).searchParams.get('number'))
+    if (!Number.isSafeInteger(n)) throw new HTTPError(400, 'number must be an integer')
+    return String(await this.handleBatch(n))
+  }
+}
+
+const direct = new BatchAdder()
+const sums: number[] = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7, 8].map((n) => direct.handleBatch(n)))
+direct.handleBatch.setMaxBatchSize(8)
+direct.handleBatch.setBatchWaitTimeoutS(0.01)
+const queued: number = direct.handleBatch.stats().queueLength
+const controller = new AbortController()
+await direct.handleBatch(1, { signal: controller.signal, deadline: Date.now() + 1000 })
+
+class DecoratedAdder {
+  @batch({ maxBatchSize: 4 })
+  async handleBatch(numbers: number[]): Promise<number[]> {
+    return numbers.map((n) => n + 1)
+  }
+
+  async add(n: number) {
+    const [sum] = await this.handleBatch([n])
+    return sum
+  }
+}
+
+class Generator {
+  generateTokens = batch.continuous(async (prompts: string[]) => prompts.map((p) => (p.length > 3 ? endOfStream : p + '.')), { maxBatchSize: 4 })
+
+  async *stream(text: string): AsyncIterableIterator<string> {
+    yield* this.generateTokens(text)
+  }
+}
+
+export const adder = deployment(BatchAdder, { numReplicas: 2, requestTimeoutS: 5 })
+const textGenerator = deployment(Generator)
+const app = new Hono()
+  .get('/adder', ingress(adder))
+  .get('/decorated', ingress(deployment(DecoratedAdder)))
+  .post('/json', async (c) => c.json({ body: await readJson(c.req.raw) }))
+  .get('/handle', async (c) => {
+    const handle = getHandle(adder, c.env)
+    const sum: number = await handle.handleBatch.remote(41)
+    const idempotent = getHandle(adder, c.env, { idempotent: true })
+    for await (const token of getHandle(textGenerator, c.env).stream.remote('Once upon a time')) process.stdout.write(token)
+    return c.text(String(sum + (await idempotent.handleBatch.remote(1))))
+  })
+
+const server = await serve(app, { port: 0, hostname: '127.0.0.1', name: 'My-App', rpcToken: 'token', logLevel: 'debug', threads: { module: import.meta.url } })
+const byName = getDeploymentHandle<BatchAdder>('BatchAdder', { app: 'My-App' })
+const response = byName.handleBatch.remote(1)
+const one: number = await response.result({ timeoutS: 2 })
+byName.handleBatch.remote(2).cancel()
+const remote = connect(server.url, { token: 'token' }).getDeploymentHandle<BatchAdder>('BatchAdder')
+const fortyTwo: number = await remote.handleBatch.remote(41)
+console.log(sums, queued, one, fortyTwo, server.port, server.hostname)
+await server.close()
+`
+
+/** The README's model example on Node (Inference with ONNX models). */
+const README_ONNX = `import { Hono } from 'hono'
+import { batch, deployment, ingress, readJson } from 'edgeserve'
+import { loadModel, pad, split, stack, stackInt64, Tensor } from 'edgeserve/onnx'
+
+class Classifier {
+  model = loadModel('model.onnx')
+
+  classify = batch(async (rows: number[][]) => {
+    const model = await this.model
+    const out = await model.run({ [model.inputNames[0]!]: stack(rows, [rows[0]!.length]) })
+    const scores = out[model.outputNames[0]!]!.data
+    return rows.map((_, i) => Number(scores[i]))
+  }, { maxBatchSize: 32 })
+
+  async fetch(request: Request) {
+    const { features } = (await readJson(request)) as { features: number[] }
+    return { score: await this.classify(features) }
+  }
+}
+
+const app = new Hono()
+app.post('/classify', ingress(deployment(Classifier)))
+
+const model = await loadModel(new Uint8Array(0), { executionProviders: ['webgpu', 'wasm'], numThreads: 1 })
+const padded = pad([[1, 2], [3]], { to: [4, 8] })
+const ids: Tensor = stackInt64([[1, 2]], 2)
+console.log(model.provider, model.inputs[0]?.shape, padded.mask.dims, split(padded.tensor).length, ids.type, new Tensor('float32', [1], [1]).dims)
+`
+
+/** A Worker without a model, for Cloudflare's types: the dashboard page and a subclass that adds an RPC method. */
+const PLAIN_WORKER = `import { Hono } from 'hono'
+import { batch, deployment, getHandle, ingress } from 'edgeserve'
+import { dashboard } from 'edgeserve/dashboard'
+import { durableObject, serveWorker } from 'edgeserve/workers'
+
+interface Env {
+  BatchAdder: DurableObjectNamespace
+  GREETING: string
+}
+
+class BatchAdder {
+  handleBatch = batch(async (numbers: number[]) => numbers.map((n) => n + 1), { maxBatchSize: 4 })
+
+  async fetch(request: Request) {
+    return String(await this.handleBatch(Number(new URL(request.url).searchParams.get('number'))))
+  }
+}
+
+const adder = deployment(BatchAdder)
+const app = new Hono<{ Bindings: Env }>()
+  .get('/adder', ingress(adder))
+  .get('/hello', (c) => c.text(c.env.GREETING))
+  .get('/handle', async (c) => c.text(String(await getHandle(adder, c.env).handleBatch.remote(41))))
+
+export default serveWorker(app, { dashboard, deployments: [adder] }) satisfies ExportedHandler<Env>
+
+/** Resets its object, as an eviction would: an RPC method of the user's own. */
+export class BatchAdderObject extends durableObject(adder) {
+  async reset(reason: string): Promise<void> {
+    this.ctx.abort(reason)
+  }
+}
+`
+
+describe('TypeScript on Node (types: ["node"])', () => {
+  let project: Project
+
+  beforeAll(async () => {
+    project = await createProject(
+      'typescript-node',
+      ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), pinnedVersion('@types/node'), pinnedVersion('tsx')],
+      {
+        ...readmeInstallFiles('Node, in TypeScript'),
+        'readme-calls.ts': README_CALLS,
+        'readme-onnx.ts': README_ONNX,
+        'tsconfig.json': tsconfig('node', ['server.ts', 'readme-calls.ts']),
+        'tsconfig.onnx.json': tsconfig('node', ['readme-onnx.ts']),
+      },
+    )
+  })
+
+  it('checks the README examples without a single error', async () => {
+    const { errors } = await typeCheck(project, 'tsconfig.json')
+    expect(errors).toEqual([])
+  })
+
+  it('checks edgeserve/onnx with errors only in onnxruntime-web’s own declarations', async () => {
+    const { files } = await typeCheck(project, 'tsconfig.onnx.json')
+    expect(files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
+  })
+
+  it('a type error in the user’s code is still found (the check is live)', async () => {
+    project.write({ 'wrong.ts': "import { batch } from 'edgeserve'\nexport const f = batch(async (xs: number[]) => xs.map(String), { maxBatchSize: '4' })\n" })
+    project.write({ 'tsconfig.wrong.json': tsconfig('node', ['wrong.ts']) })
+    const { files } = await typeCheck(project, 'tsconfig.wrong.json')
+    expect(files).toEqual(['wrong.ts'])
+  })
+
+  it('`npx tsx server.ts` serves the README example, and bad input gets a 400 JSON error', async () => {
+    const server = await startIn(project, ['npx', '--no', 'tsx', 'server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/, { PORT: '0' })
+    try {
+      const base = server.match[1]!
+      expect(await (await fetch(`${base}/adder?number=41`)).text()).toBe('42')
+      const bad = await fetch(`${base}/adder?number=x`)
+      expect(bad.status).toBe(400)
+      expect(await bad.json()).toEqual({ error: { type: 'HTTPError', message: 'number must be an integer' } })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('`npx edgeserve run` loads a TypeScript app through the project’s tsx, in worker threads too', async () => {
+    const server = await startIn(project, ['npx', '--no', 'edgeserve', 'run', 'server.ts:app', '--port', '0', '--threads'], /listening on (http:\/\/\S+)/, {
+      PORT: '0',
+    })
+    try {
+      const base = server.match[1]!
+      expect(await (await fetch(`${base}/adder?number=1`)).text()).toBe('2')
+      const health = (await (await fetch(`${base}/-/healthz`)).json()) as { status: string }
+      expect(health.status).toBe('ok')
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe('TypeScript on Workers (types: ["@cloudflare/workers-types"])', () => {
+  let project: Project
+
+  beforeAll(async () => {
+    project = await createProject(
+      'typescript-workers',
+      ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), pinnedVersion('@cloudflare/workers-types')],
+      {
+        ...readmeInstallFiles('Workers, in TypeScript, with a model'),
+        'plain-worker.ts': PLAIN_WORKER,
+        'tsconfig.json': tsconfig('@cloudflare/workers-types', ['plain-worker.ts']),
+        'tsconfig.model.json': tsconfig('@cloudflare/workers-types', ['worker.ts', 'onnx.d.ts']),
+      },
+    )
+  })
+
+  it('checks a Worker with `satisfies ExportedHandler<Env>` and a Durable Object subclass without a single error', async () => {
+    const { errors } = await typeCheck(project, 'tsconfig.json')
+    expect(errors).toEqual([])
+  })
+
+  it('checks the README’s model Worker with errors only in onnxruntime-web’s own declarations', async () => {
+    const { files } = await typeCheck(project, 'tsconfig.model.json')
+    expect(files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
+  })
+
+  it('rejects a Worker whose fetch wants an env that Env is not', async () => {
+    project.write({
+      'wrong-env.ts': `import { Hono } from 'hono'
+import { serveWorker } from 'edgeserve/workers'
+interface Env { KEY: string }
+export default serveWorker(new Hono()) satisfies ExportedHandler<Env>
+export const wrong = { fetch: (_request: Request, env: { OTHER: number }) => new Response(String(env.OTHER)) } satisfies ExportedHandler<Env>
+`,
+      'tsconfig.wrong.json': tsconfig('@cloudflare/workers-types', ['wrong-env.ts']),
+    })
+    const { errors } = await typeCheck(project, 'tsconfig.wrong.json')
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatch(/^wrong-env\.ts\(5,/)
+  })
+})
