@@ -1,0 +1,51 @@
+/**
+ * The recognizer's input (PaddleOCR's resize_norm_img for PP-OCRv4,
+ * rec_image_shape 3 x 48 x W): a text line resized to 48 px high keeping its
+ * aspect ratio, normalized to (x / 255 - 0.5) / 0.5 in B, G, R order, and
+ * padded on the right with 0 (mid-gray) up to the batch's width.
+ *
+ * Ragged batching: a batch's lines must share one width, so each line is
+ * padded to the smallest of a few allowed widths that fits it, and only
+ * lines of the same width share a batch. A short line thus never pays for a
+ * long one's padding, and the runtime sees a handful of input shapes.
+ * Lines wider than the widest bucket are squeezed to it.
+ */
+import type { RgbImage } from '../ocr-direction/image.js'
+import { resizeBilinear } from '../ocr-direction/preprocess.js'
+
+export const REC_HEIGHT = 48
+/**
+ * Allowed widths, in pixels at height 48. 320 is PaddleOCR's own minimum
+ * width; narrower buckets cost less per line (see docs/benchmarks.md).
+ */
+export const REC_WIDTHS = [160, 320, 480, 640, 960, 1280, 1920] as const
+
+/** The bucket (input width) a line of `width` pixels at height 48 is padded to. */
+export function recBucket(width: number, widths: readonly number[] = REC_WIDTHS): number {
+  for (const w of widths) if (w >= width) return w
+  return widths[widths.length - 1]!
+}
+
+/** A crop resized to height 48 and at most the widest bucket, still 8-bit RGB: what crosses to a recognizer replica. */
+export function resizeForRecognition(crop: RgbImage, widths: readonly number[] = REC_WIDTHS): RgbImage {
+  const widest = widths[widths.length - 1]!
+  const width = Math.max(1, Math.min(widest, Math.ceil(REC_HEIGHT * (crop.width / crop.height))))
+  return resizeBilinear(crop, width, REC_HEIGHT)
+}
+
+/**
+ * Write a 48 px high line into `out` at `offset` as a [3, 48, bucketWidth]
+ * slice; the rest of the row is set to 0, the normalized padding.
+ */
+export function normalizeForRecognition(line: RgbImage, bucketWidth: number, out: Float32Array, offset: number): void {
+  const plane = REC_HEIGHT * bucketWidth
+  const width = Math.min(line.width, bucketWidth)
+  out.fill(0, offset, offset + 3 * plane)
+  for (let y = 0; y < REC_HEIGHT; y++) {
+    for (let x = 0; x < width; x++) {
+      const src = (y * line.width + x) * 3
+      const dst = offset + y * bucketWidth + x
+      for (let c = 0; c < 3; c++) out[dst + c * plane] = line.data[src + 2 - c]! / 127.5 - 1
+    }
+  }
+}
