@@ -10,19 +10,25 @@ import { provideOrtWasm } from 'edgeserve/onnx'
 // onnxruntime-web's WebAssembly, compiled by wrangler (the CompiledWasm rule
 // in wrangler.toml): workerd may not compile it from bytes at run time.
 import ortWasm from '../../node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm'
-import { app } from './app.js'
+import { app, ocrStages } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
+import { textDetector } from '../ocr/detector.js'
+import { ocrPipeline } from '../ocr/pipeline.js'
+import { textRecognizer } from '../ocr/recognizer.js'
 
 provideOrtWasm(ortWasm)
 
-export default serveWorker(app, { dashboard })
+export default serveWorker(app, { dashboard, deployments: ocrStages })
 
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)
 export const HousePricePredictor = durableObject(housePrice)
 export const BatchTextGenerator = durableObject(textGenerator)
 export const TextDirectionClassifier = durableObject(ocrDirection)
+export const OcrPipeline = durableObject(ocrPipeline)
+export const TextDetector = durableObject(textDetector)
+export const TextRecognizer = durableObject(textRecognizer)
