@@ -15,16 +15,23 @@ export interface RecognizerOptions {
   widths?: readonly number[]
 }
 
-/** Defaults chosen by measurement on a 2-core CPU with WebAssembly: see docs/benchmarks.md. */
-export const RECOGNIZER_DEFAULTS: Required<RecognizerOptions> = { maxBatchSize: 8, widths: REC_WIDTHS }
+/**
+ * Defaults chosen by measurement (scripts/models/ocr/bench-rec.ts, see
+ * docs/benchmarks.md): on a CPU with WebAssembly the recognizer's cost grows
+ * with lines x width, and one run per line at its own width beat every
+ * batched arrangement (0.87-0.90x for width buckets, 0.44-0.63x for one run
+ * padded to the widest line). So lines run alone here; where a run's fixed
+ * cost is high (WebGPU), `.bind({ maxBatchSize: 8 })` batches them by bucket.
+ */
+export const RECOGNIZER_DEFAULTS: Required<RecognizerOptions> = { maxBatchSize: 1, widths: REC_WIDTHS }
 
 /**
  * What does this line say? PaddleOCR's PP-OCRv4 recognizer (SVTR-LCNet, CTC)
  * over lines already resized to 48 px high (see recognize-input.ts).
  *
- * Ragged batching: each line is padded to the smallest allowed width that
- * fits, and the batch key keeps widths apart, so lines from any page share a
- * run with lines of their own width only.
+ * Ragged batching: lines are keyed by width bucket (the smallest allowed
+ * width that fits), so lines from any page share a run only with lines of
+ * about their own width, and a run is padded to its widest line.
  */
 export class TextRecognizer {
   readonly #env = replicaContext().env
@@ -61,7 +68,9 @@ export class TextRecognizer {
 
   async #run(lines: RgbImage[]): Promise<DecodedLine[]> {
     const [model, classes] = await Promise.all([this.#model(), this.#characters()])
-    const width = recBucket(Math.max(...lines.map((line) => line.width)), this.#widths)
+    // Padded to the batch's widest line (a multiple of 8, the model's stride), not to the bucket's edge:
+    // the bucket only decides which lines may share a run.
+    const width = Math.ceil(Math.max(...lines.map((line) => line.width)) / 8) * 8
     const size = 3 * REC_HEIGHT * width
     const data = new Float32Array(lines.length * size)
     lines.forEach((line, i) => normalizeForRecognition(line, width, data, i * size))
