@@ -9,6 +9,9 @@ import { app as adderOrigin } from '../adder-origin/app.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
+import { ocrPageResponse } from '../ocr/page.js'
+import { ocrPipeline } from '../ocr/pipeline.js'
+export { ocrStages } from '../ocr/app.js'
 
 export const app = new Hono()
 // Errors are JSON everywhere, unknown routes and wrong methods included, like the deployments' own.
@@ -24,6 +27,8 @@ app.get('/', (c) =>
       'POST /predict {"features": [8 numbers]}': 'house price (MLP, batched whole requests, 32 per batch)',
       'GET /generate?text=Once+upon+a+time': 'text continuation (char-level LM, continuous batching)',
       'GET /generate/stream?text=Once+upon+a+time': 'the same, streamed as Server-Sent Events',
+      'GET /ocr': 'a page to try OCR: upload an image, see the boxes and the text',
+      'POST /ocr <PNG or JPEG page>': 'read the text: detector, direction classifier and recognizer composed through handles',
       'POST /ocr/direction <PNG or JPEG>': 'is this text line upright? (PaddleOCR classifier, 32 per batch)',
       'GET /-/dashboard': 'live batching dashboard; also /-/metrics, /-/healthz, /-/routes',
     },
@@ -35,5 +40,8 @@ app.post('/predict', ingress(housePrice))
 app.get('/generate', ingress(textGenerator))
 app.get('/generate/stream', ingress(textGenerator))
 app.post('/ocr/direction', ingress(ocrDirection))
+// The pipeline's stages are reached through handles: serve() and serveWorker() are given them as `ocrStages`.
+app.post('/ocr', ingress(ocrPipeline))
+app.get('/ocr', () => ocrPageResponse())
 
 export default app

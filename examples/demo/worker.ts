@@ -6,17 +6,23 @@
 import { durableObject, serveWorker } from 'edgeserve/workers'
 // The live dashboard at /-/dashboard: a Worker ships the page only when it imports it.
 import { dashboard } from 'edgeserve/dashboard'
-import { app } from './app.js'
+import { app, ocrStages } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
+import { textDetector } from '../ocr/detector.js'
+import { ocrPipeline } from '../ocr/pipeline.js'
+import { textRecognizer } from '../ocr/recognizer.js'
 
-export default serveWorker(app, { dashboard })
+export default serveWorker(app, { dashboard, deployments: ocrStages })
 
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)
 export const HousePricePredictor = durableObject(housePrice)
 export const BatchTextGenerator = durableObject(textGenerator)
 export const TextDirectionClassifier = durableObject(ocrDirection)
+export const OcrPipeline = durableObject(ocrPipeline)
+export const TextDetector = durableObject(textDetector)
+export const TextRecognizer = durableObject(textRecognizer)

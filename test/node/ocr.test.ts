@@ -1,0 +1,95 @@
+/**
+ * The OCR pipeline on Node over real HTTP: three deployments (detector,
+ * direction classifier, recognizer) behind `POST /ocr`, real PP-OCRv4 models.
+ * Pages come from scripts/models/ocr/generate-pages.ts.
+ */
+import { readFileSync } from 'node:fs'
+import { encode as encodePng } from 'fast-png'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serve, type RunningServer } from '../../src/runtime/node/index.js'
+import { app, ocrStages } from '../../examples/ocr/app.js'
+import type { OcrResult } from '../../examples/ocr/pipeline.js'
+import { buildPageFixtures, type PageEntry } from '../../scripts/models/ocr/pages.js'
+import { characterErrorRate, withSpaces, withoutSpaces } from '../helpers/ocr-cer.js'
+
+const dir = new URL('../fixtures/ocr-pages/', import.meta.url)
+const { pages } = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8')) as { pages: PageEntry[] }
+const bytesOf = (file: string) => new Uint8Array(readFileSync(new URL(file, dir)))
+const typeOf = (file: string) => (file.endsWith('.jpg') ? 'image/jpeg' : 'image/png')
+
+let server: RunningServer
+beforeAll(async () => {
+  server = await serve(app, { port: 0, name: 'ocr-node', deployments: ocrStages, handleSignals: false })
+})
+afterAll(async () => {
+  await server.close()
+})
+
+const post = (body: BodyInit, type = 'image/png') => fetch(`${server.url}/ocr`, { method: 'POST', body, headers: { 'content-type': type } })
+const grayPng = (width: number, height: number, value = 235) =>
+  new Uint8Array(encodePng({ width, height, data: new Uint8Array(width * height).fill(value), channels: 1, depth: 8 }))
+
+describe('OCR pipeline on Node', () => {
+  it('the committed pages are what the script renders', () => {
+    const { files } = buildPageFixtures()
+    for (const [file, bytes] of files) expect(Buffer.compare(Buffer.from(bytes), Buffer.from(bytesOf(file))), file).toBe(0)
+  })
+
+  it('reads every page, served together, within 3% CER without spaces and 10% with them', { timeout: 120_000 }, async () => {
+    const answers = await Promise.all(
+      pages.map(async (page) => {
+        const response = await post(bytesOf(page.file), typeOf(page.file))
+        expect(response.status, page.file).toBe(200)
+        return (await response.json()) as OcrResult
+      }),
+    )
+    for (const [i, page] of pages.entries()) {
+      const { text, lines } = answers[i]!
+      expect(characterErrorRate(withoutSpaces(text), withoutSpaces(page.text)), `${page.file}: ${JSON.stringify(text)}`).toBeLessThanOrEqual(0.03)
+      expect(characterErrorRate(withSpaces(text), withSpaces(page.text)), `${page.file}: ${JSON.stringify(text)}`).toBeLessThanOrEqual(0.1)
+      for (const line of lines) {
+        expect(line.box).toHaveLength(4)
+        expect(line.confidence).toBeGreaterThanOrEqual(0.5)
+        for (const [x, y] of line.box) {
+          expect(x).toBeGreaterThanOrEqual(0)
+          expect(x).toBeLessThanOrEqual(page.width)
+          expect(y).toBeGreaterThanOrEqual(0)
+          expect(y).toBeLessThanOrEqual(page.height)
+        }
+      }
+      // An upside-down page reads first line first, and says it was turned.
+      expect(lines.every((line) => line.angle === (page.file.includes('rot180') ? 180 : 0)), page.file).toBe(true)
+    }
+    // Receipt rows: each price is in its item's row, after it.
+    const receipt = answers[pages.findIndex((p) => p.file === 'receipt.png')]!
+    expect(receipt.text.split('\n').slice(1, 3)).toEqual(['Coffee 3.50', 'Bagel with cream 4.25'])
+  })
+
+  it('answers out-of-range pages clearly: no text, 1x1, 20 megapixels, truncated, not an image', { timeout: 60_000 }, async () => {
+    const blank = await post(grayPng(400, 300))
+    expect(blank.status).toBe(200)
+    expect(await blank.json()).toEqual({ text: '', lines: [] })
+    const tiny = await post(grayPng(1, 1))
+    expect(tiny.status).toBe(200)
+    expect(await tiny.json()).toEqual({ text: '', lines: [] })
+    const receipt = bytesOf('receipt.png')
+    const cases: [BodyInit, string, number, RegExp][] = [
+      [grayPng(5000, 4000), 'image/png', 413, /too large: 5000x4000/],
+      [receipt.slice(0, receipt.length / 2), 'image/png', 422, /truncated|invalid PNG/],
+      [bytesOf('letter.noisy.jpg').slice(0, 5000), 'image/jpeg', 422, /invalid JPEG/],
+      ['not an image', 'image/png', 422, /unsupported image format/],
+      [new Uint8Array(0), 'image/png', 400, /empty/],
+      [receipt, 'text/plain', 415, /expected a PNG or JPEG/],
+    ]
+    // A good page in flight with the bad ones is still read.
+    const good = post(receipt)
+    const answers = await Promise.all(cases.map(([body, type]) => post(body, type)))
+    for (const [i, response] of answers.entries()) {
+      expect(response.status, `case ${i}`).toBe(cases[i]![2])
+      const body = (await response.json()) as { error: { type: string; message: string } }
+      expect(body.error.type).toBe('HTTPError')
+      expect(body.error.message).toMatch(cases[i]![3])
+    }
+    expect(((await (await good).json()) as OcrResult).text).toContain('TOTAL 14.53')
+  })
+})
