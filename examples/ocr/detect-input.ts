@@ -11,7 +11,7 @@
  * of the float tensor's size.
  */
 import type { RgbImage } from '../ocr-direction/image.js'
-import { resizeBilinear } from '../ocr-direction/preprocess.js'
+import { resizeRgb } from './rgb.js'
 
 export const DETECT_LIMIT_SIDE = 960
 const MEAN = [0.485, 0.456, 0.406] as const
@@ -27,7 +27,7 @@ export function detectSize(width: number, height: number, limit = DETECT_LIMIT_S
 /** The page at the detector's size, still 8-bit RGB. */
 export function resizeForDetection(page: RgbImage): RgbImage {
   const { width, height } = detectSize(page.width, page.height)
-  return width === page.width && height === page.height ? page : resizeBilinear(page, width, height)
+  return width === page.width && height === page.height ? page : resizeRgb(page, width, height)
 }
 
 /** Write one resized page into `out` as a normalized [3, h, w] slice in B, G, R order (cv2's). */

@@ -1,3 +1,4 @@
+import { toRgb } from './rgb.js'
 import { HTTPError, deployment, getHandle, readBody, replicaContext } from 'edgeserve'
 import { ocrDirection } from '../ocr-direction/classifier.js'
 import { ImageDecodeError, decodeImage, type RgbImage } from '../ocr-direction/image.js'
@@ -54,7 +55,7 @@ export class OcrPipeline {
     if (bytes.byteLength === 0) throw new HTTPError(400, 'the request body is empty: POST a PNG or JPEG page')
     let page: RgbImage
     try {
-      page = decodeImage(bytes)
+      page = toRgb(decodeImage(bytes))
     } catch (error) {
       if (error instanceof ImageDecodeError) throw new HTTPError(error.reason === 'too-large' ? 413 : 422, error.message)
       throw error

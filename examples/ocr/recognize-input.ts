@@ -11,7 +11,7 @@
  * widest bucket are squeezed to it.
  */
 import type { RgbImage } from '../ocr-direction/image.js'
-import { resizeBilinear } from '../ocr-direction/preprocess.js'
+import { resizeRgb } from './rgb.js'
 
 export const REC_HEIGHT = 48
 /**
@@ -33,7 +33,7 @@ export function recBucket(width: number, widths: readonly number[] = REC_WIDTHS)
 export function resizeForRecognition(crop: RgbImage, widths: readonly number[] = REC_WIDTHS): RgbImage {
   const widest = widths[widths.length - 1]!
   const width = Math.max(1, Math.min(widest, Math.ceil(REC_HEIGHT * (crop.width / crop.height))))
-  return resizeBilinear(crop, width, REC_HEIGHT)
+  return resizeRgb(crop, width, REC_HEIGHT)
 }
 
 /**
