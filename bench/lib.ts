@@ -37,4 +37,4 @@ export async function runJsonChild<R>(script: string, args: string[], env: Recor
 }
 
 /** Start a long-running child in its own process group; resolves once `ready` matches its output. */
-export { startInGroup as startChild } from '../test/helpers/process-group.js'
+export { startInGroup as startChild } from '../test/support/process-group.js'

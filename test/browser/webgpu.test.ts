@@ -35,7 +35,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CHROMIUM, requireChromium } from '../helpers/chromium.js'
+import { CHROMIUM, requireChromium } from '../support/chromium.js'
 import type { Browser, ConsoleMessage, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../examples/ocr-direction/image.js'
@@ -47,6 +47,7 @@ import type { OcrManifest } from '../../scripts/models/ocr/fixtures.js'
 import type { Provider } from '../../src/onnx/model.js'
 import type { InputSpec, PageWindow, RunReport } from './onnx-page/main.js'
 import { SOURCE_CONDITION } from '../setup/source-conditions.js'
+import { mulberry32 } from '../support/prng.js'
 
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -63,17 +64,6 @@ const WEBGPU_TOLERANCE = 1e-3
 
 // --- inputs ------------------------------------------------------------------
 
-/** mulberry32: a small seeded generator, so the random batch is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const manifest = JSON.parse(readFileSync(join(FIXTURES, 'manifest.json'), 'utf8')) as OcrManifest
 /** One upright and one upside-down fixture: real text, with confident (saturated) probabilities. */
@@ -91,7 +81,7 @@ const INPUT = (() => {
   const fixtures = clsPreprocessBatch(images).data
   const data = new Float32Array(4 * CLS_INPUT_SIZE)
   data.set(fixtures)
-  const next = seeded(20240517)
+  const next = mulberry32(20240517)
   for (let i = fixtures.length; i < data.length; i++) data[i] = next() * 2 - 1
   return { data, dims: [4, 3, 48, 192] }
 })()

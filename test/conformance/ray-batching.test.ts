@@ -101,7 +101,7 @@ import {
   type BatchOptions,
   type StreamStep,
 } from '../../src/index.js'
-import { deferred, flushQueue, useFakeTime } from '../helpers/deferred.js'
+import { deferred, flushQueue, useFakeTime } from '../support/deferred.js'
 
 afterEach(() => {
   vi.useRealTimers()

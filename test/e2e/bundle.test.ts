@@ -11,7 +11,7 @@ import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { expect, it } from 'vitest'
 import { dashboard } from '../../src/http/dashboard/index.js'
-import { ROOT } from '../helpers/spawn-server.js'
+import { ROOT } from '../support/spawn-server.js'
 
 const run = promisify(execFile)
 /** Workers Paid: 10 MiB compressed (Free: 3 MiB, which ORT's 3.7 MB of WebAssembly alone exceeds). */

@@ -1,6 +1,6 @@
 /** `npm run dev`'s server, for real: wrangler dev on a loopback port serving the demo app. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWranglerDev, type WranglerDev } from '../helpers/wrangler-dev.js'
+import { startWranglerDev, type WranglerDev } from '../support/wrangler-dev.js'
 
 let dev: WranglerDev
 

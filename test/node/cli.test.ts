@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { ROOT, spawnServer } from '../helpers/spawn-server.js'
+import { ROOT, spawnServer } from '../support/spawn-server.js'
 import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
 
 const run = promisify(execFile)

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readBody } from '../../src/index.js'
 import { listenHttp } from '../../src/runtime/node/http-server.js'
 import { DRAIN_LIMIT_BYTES } from '../../src/runtime/node/connections.js'
-import { RawConnection } from '../helpers/raw-connection.js'
+import { RawConnection } from '../support/raw-connection.js'
 
 const json = (status: number, type: string) =>
   Response.json({ error: { type, message: `refused with ${status}` } }, { status, headers: { 'content-type': 'application/json; charset=utf-8' } })

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, vi } from 'vitest'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app } from '../../examples/demo/app.js'
-import { describeModelExamples } from '../helpers/model-suite.js'
+import { describeModelExamples } from '../support/model-suite.js'
 
 let server: RunningServer
 beforeAll(async () => {

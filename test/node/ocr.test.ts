@@ -10,7 +10,7 @@ import { serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app, ocrStages } from '../../examples/ocr/app.js'
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 import { buildPageFixtures, type PageEntry } from '../../scripts/models/ocr/pages.js'
-import { characterErrorRate, withSpaces, withoutSpaces } from '../helpers/ocr-cer.js'
+import { characterErrorRate, withSpaces, withoutSpaces } from '../support/ocr-cer.js'
 
 const dir = new URL('../fixtures/ocr-pages/', import.meta.url)
 const { pages } = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8')) as { pages: PageEntry[] }

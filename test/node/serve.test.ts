@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { batch, deployment, getHandle, ingress, replicaContext, RequestTimeoutError } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
-import { deferred } from '../helpers/deferred.js'
-import { ROOT } from '../helpers/spawn-server.js'
+import { deferred } from '../support/deferred.js'
+import { ROOT } from '../support/spawn-server.js'
 
 const run = promisify(execFile)
 

@@ -8,7 +8,7 @@ import { textGenerator, type BatchTextGenerator } from '../../examples/text-gene
 /** The demo's generator, paced so that overlapping requests overlap whatever the machine's speed. */
 const paced = textGenerator.bind('text-generation', 'char-lm', { stepDelayMs: 3 })
 const app = new Hono().get('/generate', ingress(paced)).get('/generate/stream', ingress(paced))
-import { describeStreaming } from '../helpers/streaming-suite.js'
+import { describeStreaming } from '../support/streaming-suite.js'
 
 let server: RunningServer
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TestProject } from 'vitest/node'
-import { ROOT } from '../helpers/spawn-server.js'
+import { ROOT } from '../support/spawn-server.js'
 
 const exec = promisify(execFile)
 

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, inject } from 'vitest'
-import { ROOT } from '../helpers/spawn-server.js'
+import { ROOT } from '../support/spawn-server.js'
 import { mustRun } from './lib/consumer.js'
 
 type Conditions = string | { [condition: string]: Conditions }

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../helpers/free-port.js'
-import { ROOT } from '../helpers/spawn-server.js'
-import type { GroupChild } from '../helpers/process-group.js'
+import { freePort } from '../support/free-port.js'
+import { ROOT } from '../support/spawn-server.js'
+import type { GroupChild } from '../support/process-group.js'
 import { WRANGLER, batchSizes, createProject, mustRun, nineQueries, pinnedVersion, readmeInstallFiles, startIn, type Project } from './lib/consumer.js'
 
 /** Workers Paid: 10 MiB compressed. */

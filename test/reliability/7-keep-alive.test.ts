@@ -7,7 +7,7 @@
  * user's next request. Nothing here retries or reconnects.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RawConnection } from '../helpers/raw-connection.js'
+import { RawConnection } from '../support/raw-connection.js'
 import { REJECTIONS, SIZES, WRONG_RPC_TOKEN, randomSize, sendPairs, type Rejection } from './lib/keep-alive.js'
 import { Prng } from './lib/prng.js'
 import { Recorder } from './lib/record.js'

@@ -1,7 +1,7 @@
 /** The model examples served by the demo Worker in workerd: answers equal a direct session.run. */
 import { afterAll, beforeAll } from 'vitest'
-import { startWorker, type TestWorker } from '../helpers/workerd.js'
-import { describeModelExamples } from '../helpers/model-suite.js'
+import { startWorker, type TestWorker } from '../support/workerd.js'
+import { describeModelExamples } from '../support/model-suite.js'
 
 let worker: TestWorker | undefined
 let base = ''

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWorker, type TestWorker } from '../helpers/workerd.js'
+import { startWorker, type TestWorker } from '../support/workerd.js'
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 import type { PageEntry } from '../../scripts/models/ocr/pages.js'
-import { characterErrorRate, withSpaces, withoutSpaces } from '../helpers/ocr-cer.js'
+import { characterErrorRate, withSpaces, withoutSpaces } from '../support/ocr-cer.js'
 
 const dir = new URL('../fixtures/ocr-pages/', import.meta.url)
 const { pages } = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8')) as { pages: PageEntry[] }

@@ -1,7 +1,7 @@
 /** Streaming in workerd: SSE through Worker and Durable Object, and handle streams over RPC. */
 import { afterAll, beforeAll } from 'vitest'
-import { startWorker, type TestWorker } from '../helpers/workerd.js'
-import { describeStreaming } from '../helpers/streaming-suite.js'
+import { startWorker, type TestWorker } from '../support/workerd.js'
+import { describeStreaming } from '../support/streaming-suite.js'
 
 let worker: TestWorker | undefined
 let base = ''

@@ -3,7 +3,7 @@
  * Worker isolate -> router -> Durable Object -> batch queue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWorker, type TestWorker } from '../helpers/workerd.js'
+import { startWorker, type TestWorker } from '../support/workerd.js'
 
 let worker: TestWorker | undefined
 let base: string

@@ -9,8 +9,8 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { inject } from 'vitest'
-import { ROOT } from '../../helpers/spawn-server.js'
-import { startInGroup, type GroupChild } from '../../helpers/process-group.js'
+import { ROOT } from '../../support/spawn-server.js'
+import { startInGroup, type GroupChild } from '../../support/process-group.js'
 
 const exec = promisify(execFile)
 

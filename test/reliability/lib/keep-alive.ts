@@ -5,7 +5,7 @@
  * good request must get its right answer on the same connection. Nothing is
  * retried and no connection is reopened: a lost request is a failure.
  */
-import { RawConnection, type RawAnswer } from '../../helpers/raw-connection.js'
+import { RawConnection, type RawAnswer } from '../../support/raw-connection.js'
 import { errorOf, type Answer } from './http.js'
 import type { Prng } from './prng.js'
 import type { Recorder } from './record.js'

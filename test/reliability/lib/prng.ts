@@ -1,16 +1,11 @@
-/** mulberry32: a small seeded PRNG, so that every generated input replays from its seed. */
+import { mulberry32 } from '../../support/prng.js'
+
+/** A seeded PRNG with the helpers the suite draws inputs with, so every generated input replays from its seed. */
 export class Prng {
-  private state: number
+  readonly next: () => number
 
   constructor(readonly seed: number) {
-    this.state = seed >>> 0
-  }
-
-  next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0)
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    this.next = mulberry32(seed)
   }
 
   int(min: number, max: number): number {

@@ -1,6 +1,6 @@
 /** Servers the suite starts: `edgeserve run` as a child process, `wrangler dev`, workerd via unstable_startWorker. */
 import { fileURLToPath } from 'node:url'
-import { spawnServer, type SpawnedServer } from '../../helpers/spawn-server.js'
+import { spawnServer, type SpawnedServer } from '../../support/spawn-server.js'
 import { sleep } from './proc.js'
 
 const GC_HOOK = fileURLToPath(new URL('../fixtures/gc-hook.mjs', import.meta.url))
@@ -33,4 +33,4 @@ export async function startNode(args: string[], env: Record<string, string> = {}
   })
 }
 
-export { startWranglerDev, type WranglerDev } from '../../helpers/wrangler-dev.js'
+export { startWranglerDev, type WranglerDev } from '../../support/wrangler-dev.js'

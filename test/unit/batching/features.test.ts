@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider, type BatchOptions } from '../../../src/index.js'
-import { deferred, flushQueue, useFakeTime } from '../../helpers/deferred.js'
+import { deferred, flushQueue, useFakeTime } from '../../support/deferred.js'
 
 afterEach(() => {
   vi.useRealTimers()

@@ -6,7 +6,7 @@ import {
   RequestTimeoutError,
   batch,
 } from '../../../src/index.js'
-import { deferred, flushQueue, useFakeTime } from '../../helpers/deferred.js'
+import { deferred, flushQueue, useFakeTime } from '../../support/deferred.js'
 
 /** A handler that records each batch it sees and can be held open. */
 function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {

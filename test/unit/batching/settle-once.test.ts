@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { batch, type BatchOptions } from '../../../src/index.js'
+import { mulberry32 } from '../../support/prng.js'
 
-/** Small seeded PRNG (mulberry32) so a failure can be replayed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -23,7 +15,7 @@ describe('every accepted call settles exactly once', () => {
   ]
   configs.forEach((options, index) => {
     it(`under random aborts, deadlines, errors and throws (config ${index})`, async () => {
-      const rand = random(1234 + index)
+      const rand = mulberry32(1234 + index)
       const seenByHandler = new Set<number>()
       const f = batch(async (xs: number[]) => {
         for (const x of xs) seenByHandler.add(x)

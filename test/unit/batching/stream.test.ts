@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { BatchHandlerError, batch, endOfStream, type StreamStep } from '../../../src/index.js'
-import { flushQueue } from '../../helpers/deferred.js'
+import { flushQueue } from '../../support/deferred.js'
 
 async function collect<R>(iterable: AsyncIterable<R>): Promise<R[]> {
   const out: R[] = []

@@ -4,6 +4,7 @@ import jpeg from 'jpeg-js'
 import { describe, expect, it } from 'vitest'
 import { ImageDecodeError, MAX_IMAGE_SIDE, decodeImage, sniffFormat, type DecodedImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
 import { renderTextLine } from '../../../scripts/models/ocr/render-text.js'
+import { seededBytes } from '../../support/prng.js'
 
 const src = renderTextLine('Decode me 0123', { scale: 2, bold: 0, margin: 3, smooth: false })
 const { width, height } = src
@@ -121,16 +122,6 @@ function filterRows(packed: Uint8Array, rowBytes: number, bpp: number, types: re
   return raw
 }
 
-/** Seeded pseudo-random bytes (mulberry32), the same on every run. */
-function randomBytes(length: number, seed: number): Uint8Array {
-  let a = seed >>> 0
-  return Uint8Array.from({ length }, () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) >>> 24
-  })
-}
 
 const overWhite = (c: number, a: number): number => Math.round((c * a + 255 * (255 - a)) / 255)
 
@@ -166,7 +157,7 @@ describe('decodeImage: PNG and JPEG variants', () => {
     ]
     for (const [k, { colorType, depth, channels }] of cases.entries()) {
       const bpp = (channels * depth) / 8
-      const packed = randomBytes(w * h * bpp, 1000 + k)
+      const packed = seededBytes(w * h * bpp, 1000 + k)
       // Every filter on some row, each after a row of every other filter.
       const bytes = craftPng(w, h, filterRows(packed, w * bpp, bpp, [1, 4, 2, 0, 3, 4, 1, 3, 2, 4, 0]), { depth, colorType })
       const decoded = decodeImage(bytes)
@@ -263,7 +254,7 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
     expect(decodeError(bytes).message).toMatch(/image data has 5050 bytes, expected 10100/)
     // A zlib stream cut short, in chunks whose CRCs are right.
     const ihdr = craftPng(10, 10, new Uint8Array(0)).subarray(0, 33)
-    const cut = zlibSync(randomBytes(110, 7)).subarray(0, 40)
+    const cut = zlibSync(seededBytes(110, 7)).subarray(0, 40)
     const parts = [ihdr, chunk('IDAT', cut), chunk('IEND', new Uint8Array(0))]
     const error = decodeError(Uint8Array.from(parts.flatMap((p) => Array.from(p))))
     expect([error.reason, error.message]).toEqual(['corrupt', expect.stringMatching(/^invalid PNG: /)])

@@ -13,6 +13,7 @@ import {
 } from '../../../examples/ocr-direction/preprocess.js'
 import { defaultClsModelPath } from '../../../scripts/models/ocr/cls-model-path.js'
 import { buildOcrFixtures, type OcrManifest } from '../../../scripts/models/ocr/fixtures.js'
+import { seededBytes } from '../../support/prng.js'
 
 ort.env.wasm.numThreads = 1
 
@@ -110,16 +111,6 @@ function referencePreprocess(img: RgbImage): Float32Array {
   return out
 }
 
-/** Seeded pseudo-random bytes (mulberry32), the same on every run. */
-function randomBytes(length: number, seed: number): Uint8Array {
-  let a = seed >>> 0
-  return Uint8Array.from({ length }, () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) >>> 24
-  })
-}
 
 const maxDiff = (a: Float32Array, b: Float32Array): number => a.reduce((max, v, i) => Math.max(max, Math.abs(v - b[i]!)), 0)
 
@@ -131,7 +122,7 @@ describe('clsPreprocess', () => {
       return { ...img, channels: undefined, data: Uint8Array.from({ length: img.data.length * 3 }, (_, i) => img.data[Math.floor(i / 3)]!) }
     })
     const sizes = [[1, 1], [1, 200], [300, 2], [50, 40], [192, 48], [1000, 48], [7, 3], [97, 61], [4000, 20], [13, 500], [244, 40]] as const
-    for (const [k, [width, height]] of sizes.entries()) images.push({ width, height, data: randomBytes(width * height * 3, k + 1) })
+    for (const [k, [width, height]] of sizes.entries()) images.push({ width, height, data: seededBytes(width * height * 3, k + 1) })
     for (const img of images) {
       expect(maxDiff(clsPreprocess(img), referencePreprocess(img)), `${img.width}x${img.height}`).toBeLessThan(1e-6)
     }
@@ -139,7 +130,7 @@ describe('clsPreprocess', () => {
 
   it('gives a gray image the same input as its RGB twin', () => {
     for (const [k, [width, height]] of ([[244, 40], [30, 90], [500, 17]] as const).entries()) {
-      const gray = randomBytes(width * height, 50 + k)
+      const gray = seededBytes(width * height, 50 + k)
       const rgb = Uint8Array.from({ length: gray.length * 3 }, (_, i) => gray[Math.floor(i / 3)]!)
       expect(maxDiff(clsPreprocess({ width, height, channels: 1, data: gray }), clsPreprocess({ width, height, data: rgb }))).toBe(0)
     }
