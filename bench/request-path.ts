@@ -18,8 +18,8 @@ import { median, quick } from './lib.js'
 getRequestListener(() => new Response(null))
 
 const CALLERS = 64
-const PER_CALLER = quick ? 2_000 : 8_000
-const REPEATS = quick ? 5 : 9
+const PER_CALLER = quick ? 1_000 : 8_000
+const REPEATS = quick ? 3 : 9
 
 const app = new Hono()
   .get('/hello', (c) => c.text('ok'))

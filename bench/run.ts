@@ -17,7 +17,7 @@ import { renderReport } from './report.js'
 const started = Date.now()
 // Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
 const durationS = quick ? 3 : 10
-const warmupS = quick ? 1 : 3
+const warmupS = quick ? 0.5 : 3
 /** Rounds for the rows that enter a ratio at c=64, measured round-robin; the median counts. */
 const RATIO_REPEATS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
