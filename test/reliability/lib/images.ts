@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { zlibSync } from 'fflate'
 import type { Prng } from './prng.js'
+import { PNG_SIGNATURE, craftPng } from '../../support/png.js'
 
 const FIXTURES = new URL('../../fixtures/ocr/', import.meta.url)
 
@@ -22,43 +23,9 @@ export function ocrFixtures(): Fixture[] {
   }))
 }
 
-const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
-
-function crc32(bytes: Uint8Array): number {
-  let crc = ~0
-  for (const b of bytes) {
-    crc ^= b
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1))
-  }
-  return ~crc >>> 0
-}
-
-function chunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length)
-  const view = new DataView(out.buffer)
-  view.setUint32(0, data.length)
-  out.set([...type].map((c) => c.charCodeAt(0)), 4)
-  out.set(data, 8)
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)))
-  return out
-}
-
-/** A PNG whose IHDR says width x height (8-bit gray), with `idat` as its compressed data. */
-export function png(width: number, height: number, idat: Uint8Array, colorType = 0, depth = 8): Uint8Array {
-  const ihdr = new Uint8Array(13)
-  const view = new DataView(ihdr.buffer)
-  view.setUint32(0, width)
-  view.setUint32(4, height)
-  ihdr.set([depth, colorType, 0, 0, 0], 8)
-  const parts = [Uint8Array.from(PNG_MAGIC), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let offset = 0
-  for (const p of parts) {
-    out.set(p, offset)
-    offset += p.length
-  }
-  return out
-}
+/** A PNG whose IHDR says width x height (8-bit gray unless told), with `idat` as its compressed data. */
+export const png = (width: number, height: number, idat: Uint8Array, colorType = 0, depth = 8): Uint8Array =>
+  craftPng(width, height, idat, { colorType, depth })
 
 let bomb: Uint8Array | undefined
 
@@ -79,7 +46,7 @@ export function brokenImage(prng: Prng, fixtures: Fixture[]): { name: string; by
       return { name: 'random bytes', bytes: prng.bytes(prng.int(1, 4096)), type: prng.pick(['image/png', 'image/jpeg', 'application/octet-stream']) }
     case 3: {
       const bytes = prng.bytes(prng.int(8, 2048))
-      bytes.set(PNG_MAGIC)
+      bytes.set(PNG_SIGNATURE)
       return { name: 'PNG magic then random bytes', bytes, type: 'image/png' }
     }
     case 4: {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { ImageDecodeError, MAX_IMAGE_SIDE, decodeImage, sniffFormat, type DecodedImage, type RgbImage } from '../../../examples/ocr-direction/image.js'
 import { renderTextLine } from '../../../scripts/models/ocr/render-text.js'
 import { seededBytes } from '../../support/prng.js'
+import { craftPng as craftRawPng, pngChunk, type PngParts } from '../../support/png.js'
 
 const src = renderTextLine('Decode me 0123', { scale: 2, bold: 0, margin: 3, smooth: false })
 const { width, height } = src
@@ -50,53 +51,8 @@ function decodeError(bytes: Uint8Array): ImageDecodeError {
   throw new Error('decodeImage did not throw')
 }
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-  return c >>> 0
-})
-
-function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8)
-  return (c ^ 0xffffffff) >>> 0
-}
-
-/** A PNG chunk with a correct CRC. */
-function chunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length)
-  const view = new DataView(out.buffer)
-  view.setUint32(0, data.length)
-  out.set(new TextEncoder().encode(type), 4)
-  out.set(data, 8)
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)))
-  return out
-}
-
-/**
- * A well-formed PNG (8-bit gray unless told) whose IHDR says w x h, with
- * `before` chunks, and whose IDAT holds `raw`, zlib-compressed.
- */
-function craftPng(w: number, h: number, raw: Uint8Array, { depth = 8, colorType = 0, before = [] as [string, Uint8Array][] } = {}): Uint8Array {
-  const ihdr = new Uint8Array(13)
-  new DataView(ihdr.buffer).setUint32(0, w)
-  new DataView(ihdr.buffer).setUint32(4, h)
-  ihdr.set([depth, colorType, 0, 0, 0], 8) // deflate, adaptive filter, no interlace
-  const parts = [
-    Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
-    chunk('IHDR', ihdr),
-    ...before.map(([type, data]) => chunk(type, data)), // e.g. PLTE, tRNS
-    chunk('IDAT', zlibSync(raw)),
-    chunk('IEND', new Uint8Array(0)),
-  ]
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0))
-  let offset = 0
-  for (const p of parts) {
-    out.set(p, offset)
-    offset += p.length
-  }
-  return out
-}
+/** A well-formed PNG (8-bit gray unless told) whose IHDR says w x h and whose IDAT holds `raw`, zlib-compressed. */
+const craftPng = (w: number, h: number, raw: Uint8Array, parts?: PngParts): Uint8Array => craftRawPng(w, h, zlibSync(raw), parts)
 
 /** The PNG spec's Paeth predictor, written out here as the reference for the decoder's. */
 function paethPredictor(a: number, b: number, c: number): number {
@@ -255,7 +211,7 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
     // A zlib stream cut short, in chunks whose CRCs are right.
     const ihdr = craftPng(10, 10, new Uint8Array(0)).subarray(0, 33)
     const cut = zlibSync(seededBytes(110, 7)).subarray(0, 40)
-    const parts = [ihdr, chunk('IDAT', cut), chunk('IEND', new Uint8Array(0))]
+    const parts = [ihdr, pngChunk('IDAT', cut), pngChunk('IEND', new Uint8Array(0))]
     const error = decodeError(Uint8Array.from(parts.flatMap((p) => Array.from(p))))
     expect([error.reason, error.message]).toEqual(['corrupt', expect.stringMatching(/^invalid PNG: /)])
   })
