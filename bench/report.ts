@@ -71,6 +71,22 @@ function chart(results: any): string {
   return parts.join('\n') + '\n'
 }
 
+/** Pages/s and latency of the OCR pipeline, with each stage's share of the batches' execution time. */
+function ocrPipelineTable(run: any): string {
+  if (!run) return '_not measured_'
+  const pct = (x: number | undefined) => `${Math.round((x ?? 0) * 100)}%`
+  const lines = [
+    `${run.pagesPerRow} pages per row.`,
+    '',
+    '| recognizer | c | pages/s | p50 ms | p99 ms | detect | classify | recognize |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  for (const r of run.rows) {
+    lines.push(`| ${r.recognizer} | ${r.concurrency} | ${f(r.pagesPerS, 2)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${pct(r.split.detect)} | ${pct(r.split.classify)} | ${pct(r.split.recognize)} |`)
+  }
+  return lines.join('\n')
+}
+
 /** Where a request's microseconds go, from the in-process request-path rows. */
 function requestPathTable(us: Record<string, number>): string {
   const rows: [string, number, string][] = [
@@ -173,6 +189,7 @@ export function renderReport(results: any, template: string, limits: string): { 
     AFTER_ENGINE: times(r.engine_vs_dataloader),
     AFTER_DECODE: `${decodeMs} ms`,
     LIMITS: limits.trim(),
+    OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
   }
   const markdown = template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => fill[key] ?? `{{${key}}}`)
   return { markdown, svg: chart(results) }

@@ -168,6 +168,13 @@ try {
   log(`workerd failed: ${workerdError}`)
 }
 
+// 4b. The OCR pipeline (three deployments through handles), its own server and load
+log('OCR pipeline')
+const ocrPipeline = await runJsonChild<{ pagesPerRow: number; rows: { recognizer: string; concurrency: number; pagesPerS: number; p50Ms: number; p99Ms: number; split: Record<string, number> }[] }>(
+  'bench/ocr-pipeline.ts',
+  quick ? ['--quick', '--pages', '4', '--concurrency', '1,8'] : [],
+)
+
 // 5. Ratios
 const find = (all: Row[], endpoint: Endpoint, c: number) => {
   const found = all.find((r) => r.endpoint === endpoint.name && r.connections === c)
@@ -218,6 +225,7 @@ const results = {
   nodeThreads: threadRows,
   workerd: workerdRows,
   workerdError,
+  ocrPipeline,
   ratios,
   ratioNotes,
   elapsedS: (Date.now() - started) / 1000,

@@ -26,6 +26,8 @@ export function replicaContext<Env = unknown>(): ReplicaContext<Env> {
 
 /** Construct a replica's instance with its context in reach. */
 export function constructReplica(deployment: Deployment, context: ReplicaContext): object {
+  // DeploymentClass is typed `abstract new` so that any class type-checks in deployment(); the
+  // one place edgeserve constructs it needs it concrete, with the arguments .bind() gave.
   const Class = deployment.cls as unknown as new (...args: unknown[]) => object
   const outer = constructing
   constructing = context

@@ -88,11 +88,9 @@ export class ReplicaMetrics {
   }
 
   /** Watch one batched function under a method name. */
-  watch<T>(method: string, controls: BatchControls<T>): void {
-    // Only the options' plain values and stats() are read here, never the item type.
-    const watched = controls as unknown as BatchControls<unknown>
-    this.methods.set(method, watched)
-    controls.observe(this.observerFor(method, watched))
+  watch(method: string, controls: BatchControls<unknown>): void {
+    this.methods.set(method, controls)
+    controls.observe(this.observerFor(method, controls))
   }
 
   /** Batched methods watched, with their options in force. */
