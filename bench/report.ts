@@ -73,7 +73,7 @@ function chart(results: any): string {
 
 /** Pages/s and latency of the OCR pipeline, with each stage's share of the batches' execution time. */
 function ocrPipelineTable(run: any): string {
-  if (!run) return '_not measured_'
+  if (!run) return '_Measured by the full run (`npm run bench`) only: at about a page a second it does not fit the quick run. Alone: `npx tsx --conditions=edgeserve-source bench/ocr-pipeline.ts`._'
   const pct = (x: number | undefined) => `${Math.round((x ?? 0) * 100)}%`
   const lines = [
     `${run.pagesPerRow} pages per row.`,
