@@ -5,10 +5,14 @@ import { ReplicaSet, replicaName } from '../../deployment/replica-set.js'
 import { ReplicaUnavailableError } from '../../errors.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 
-/** What this adapter calls on a replica's Durable Object: `fetch`, and RPC on the class `durableObject()` made. */
-interface ReplicaStub {
+/**
+ * What this adapter calls on a replica's Durable Object: `fetch`, and the RPC
+ * methods of the class `durableObject()` made (which declares it implements this).
+ */
+export interface ReplicaStub {
   fetch(request: Request): Promise<Response>
-  invoke(method: string, args: unknown[], call: { deadline: number | undefined }): Promise<Outcome>
+  /** A handle call. Signals cannot cross RPC; the deadline does. */
+  invoke(method: string, args: unknown[], call?: { deadline?: number | undefined }): Promise<Outcome>
   metrics(): Promise<MetricsSnapshot>
   health(): Promise<ReplicaHealth>
   describe(): Promise<ReplicaDescription>

@@ -1,9 +1,6 @@
 import type { Deployment } from '../../deployment/deployment.js'
-import type { ReplicaDescription, ReplicaHealth } from '../../deployment/endpoint.js'
-import type { Outcome } from '../../deployment/outcome.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
-import type { MetricsSnapshot } from '../../metrics/registry.js'
-import { durableObjectReplicas } from './durable-object-replica.js'
+import { durableObjectReplicas, type ReplicaStub } from './durable-object-replica.js'
 import { ReplicaObject } from './replica-object.js'
 
 /**
@@ -24,15 +21,9 @@ export interface ReplicaObjectState {
  * (`class Model extends durableObject(model) { ... }`) and reach its state as
  * `this.ctx`, as in any Durable Object.
  */
-export interface ReplicaDurableObject {
+export interface ReplicaDurableObject extends ReplicaStub {
   readonly ctx: ReplicaObjectState
   readonly env: unknown
-  fetch(request: Request): Promise<Response>
-  /** A handle call. Signals cannot cross RPC; the deadline does. */
-  invoke(method: string, args: unknown[], call?: { deadline?: number | undefined }): Promise<Outcome>
-  metrics(): Promise<MetricsSnapshot>
-  health(): Promise<ReplicaHealth>
-  describe(): Promise<ReplicaDescription>
 }
 
 /** The class `durableObject()` returns, for wrangler to bind (export it under the binding's `class_name`). */

@@ -6,7 +6,7 @@ import type { Outcome } from '../../../deployment/outcome.js'
 import { errorResponse } from '../../../deployment/responses.js'
 import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
-import type { AdminQuery, FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
+import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
 import { isTypeScript, startedWithTsx, tsxMissing } from '../typescript-loader.js'
 
 /**
