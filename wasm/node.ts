@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { importOnnxRuntime } from '../src/onnx/import-runtime.js'
 import { fetchBytes } from '../src/onnx/fetch-bytes.js'
+import { checkNumThreads } from '../src/onnx/threads.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 // Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
@@ -21,6 +22,13 @@ export const platform: OrtPlatform = {
   defaultNumThreads() {
     const cores = availableParallelism()
     return { numThreads: cores, reason: `this machine's cores (os.availableParallelism() = ${cores})` }
+  },
+  configuredNumThreads() {
+    const value = process.env.EDGESERVE_NUM_THREADS
+    if (value === undefined || value === '') return undefined
+    const numThreads = Number(value)
+    checkNumThreads(`EDGESERVE_NUM_THREADS (set to ${JSON.stringify(value)}; unset it for the default)`, numThreads)
+    return { numThreads, reason: 'EDGESERVE_NUM_THREADS' }
   },
   createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { executionProviders: [provider], graphOptimizationLevel: 'all' }),
   // Node has no WebGPU.

@@ -29,6 +29,12 @@ export interface ThreadPlatform {
   wasmFlags: { numThreads?: number }
   /** The count that suits this runtime when nobody chose one. */
   defaultNumThreads(): ThreadChoice
+  /**
+   * A count the operator set for the whole process, outside the code (on
+   * Node, `EDGESERVE_NUM_THREADS`), or undefined. It wins over every default,
+   * a replica's share of the cores included, and loses only to `numThreads`.
+   */
+  configuredNumThreads?(): ThreadChoice | undefined
 }
 
 export function checkNumThreads(what: string, value: unknown): asserts value is number {
@@ -63,12 +69,14 @@ export function setDefaultNumThreads(numThreads: number | undefined): void {
 const running = new WeakMap<ThreadPlatform, Promise<number>>()
 
 /**
- * The count a new model asks for: the option, else the realm's default, else
- * what the app told onnxruntime-web itself before the first model, else the
- * runtime's default.
+ * The count a new model asks for: the option, else the operator's setting
+ * for the process, else the realm's default, else what the app told
+ * onnxruntime-web itself before the first model, else the runtime's default.
  */
 export function requestedThreads(platform: ThreadPlatform, option: number | undefined): ThreadChoice {
   if (option !== undefined) return { numThreads: option, reason: 'the numThreads option' }
+  const configured = platform.configuredNumThreads?.()
+  if (configured) return configured
   if (realmDefault) return realmDefault
   const preset = platform.wasmFlags.numThreads
   // Once edgeserve has started the runtime, the flag holds what it set.

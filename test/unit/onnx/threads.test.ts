@@ -25,8 +25,11 @@ async function logged<T>(run: () => Promise<T>): Promise<{ result: T; lines: Rec
 }
 
 /** Load the model on a fresh worker thread, optionally after the runtime's per-replica default. */
-function loadInThread(share?: number): Promise<{ numThreads: number; ortNumThreads: number }> {
-  const worker = new Worker(new URL('./fixtures/load-in-thread.mjs', import.meta.url), { workerData: { model: OCR, share } })
+function loadInThread(share?: number, env?: Record<string, string>): Promise<{ numThreads: number; ortNumThreads: number; chosenBy: string }> {
+  const worker = new Worker(new URL('./fixtures/load-in-thread.mjs', import.meta.url), {
+    workerData: { model: OCR, share },
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  })
   return new Promise((resolve, reject) => {
     worker.once('message', (message) => {
       resolve(message)
@@ -70,8 +73,22 @@ describe('loadModel() threads on Node', () => {
 
   it('gives a worker thread its own thread pool, sized by the default the runtime sets for a replica', async () => {
     const [share, whole] = await Promise.all([loadInThread(1), loadInThread()])
-    expect(share).toEqual({ numThreads: 1, ortNumThreads: 1 })
-    expect(whole).toEqual({ numThreads: cores, ortNumThreads: cores })
+    expect(share).toMatchObject({ numThreads: 1, ortNumThreads: 1 })
+    expect(whole).toMatchObject({ numThreads: cores, ortNumThreads: cores })
+  })
+
+  it('EDGESERVE_NUM_THREADS sets the count for the process, over a replica’s share of the cores', async () => {
+    const [overShare, alone] = await Promise.all([loadInThread(cores + 1, { EDGESERVE_NUM_THREADS: '1' }), loadInThread(undefined, { EDGESERVE_NUM_THREADS: '3' })])
+    expect(overShare).toEqual({ numThreads: 1, ortNumThreads: 1, chosenBy: 'EDGESERVE_NUM_THREADS' })
+    expect(alone).toEqual({ numThreads: 3, ortNumThreads: 3, chosenBy: 'EDGESERVE_NUM_THREADS' })
+  })
+
+  it('EDGESERVE_NUM_THREADS that is not a positive integer fails the load, naming the variable and its value', async () => {
+    for (const bad of ['two', '0', '1.5']) {
+      await expect(loadInThread(undefined, { EDGESERVE_NUM_THREADS: bad })).rejects.toThrow(
+        `EDGESERVE_NUM_THREADS (set to "${bad}"; unset it for the default) must be a positive integer, received `,
+      )
+    }
   })
 
   it('refuses thread counts that are not positive integers, naming what to pass', async () => {
