@@ -3,6 +3,41 @@ import { HTTPError } from '../errors.js'
 /** Default limit for request bodies read through these helpers: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
+/** What a `DirectBody` answers for a body that passed the limit: it stopped reading there. */
+export const BODY_TOO_LARGE: unique symbol = Symbol('edgeserve.bodyTooLarge')
+
+/**
+ * A request's body read straight from where the runtime keeps it. On Node,
+ * `request.body` makes @hono/node-server build an undici Request, a web
+ * stream over the socket and an AbortSignal, which costs a POST request
+ * more than the rest of edgeserve's path does; the server reads the
+ * socket's stream instead. `read` answers undefined when the body is no
+ * longer its to read (something began reading `request.body`), and the
+ * web stream is used then.
+ */
+export interface DirectBody {
+  read(limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined
+}
+
+const directBodies = new WeakMap<Request, DirectBody>()
+
+/** For a runtime: read `request`'s body through `body` in `readBody()` and `readJson()`. */
+export function offerDirectBody(request: Request, body: DirectBody): void {
+  directBodies.set(request, body)
+}
+
+/**
+ * The body of a request whose runtime offered it directly, up to `limit`
+ * bytes (`BODY_TOO_LARGE` past it); undefined if none was offered or it is
+ * no longer available, and the caller reads `request.body`.
+ */
+export function readDirectBody(request: Request, limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined {
+  const direct = directBodies.get(request)
+  if (direct === undefined) return undefined
+  directBodies.delete(request)
+  return direct.read(limit)
+}
+
 /**
  * Read a request body, refusing it with 413 as soon as it passes `limit`
  * bytes: a declared Content-Length over the limit is refused before a byte
@@ -11,6 +46,12 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024
 export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+  const direct = readDirectBody(request, limit)
+  if (direct !== undefined) {
+    const body = await direct
+    if (body === BODY_TOO_LARGE) throw tooLarge(limit)
+    return body
+  }
   if (!request.body) return new Uint8Array(0)
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []

@@ -7,7 +7,8 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readBody } from '../../src/index.js'
+import { RequestCancelledError, readBody } from '../../src/index.js'
+import { deferred } from '../support/deferred.js'
 import { listenHttp } from '../../src/runtime/node/http-server.js'
 import { DRAIN_LIMIT_BYTES } from '../../src/runtime/node/connections.js'
 import { RawConnection } from '../support/raw-connection.js'
@@ -15,10 +16,35 @@ import { RawConnection } from '../support/raw-connection.js'
 const json = (status: number, type: string) =>
   Response.json({ error: { type, message: `refused with ${status}` } }, { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
 
+/** How the last body read by /direct ended, for the tests that hang up mid-body. */
+let directRead = deferred<string>()
+
 /** Answers as an app does: some routes before reading the body, some after reading part of it. */
 async function app(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url)
   if (pathname === '/ok') return new Response('ok')
+  // readBody straight from the socket's stream: nothing here touches the web Request's body or signal.
+  if (pathname === '/direct') {
+    try {
+      const body = await readBody(request, 1024 * 1024)
+      let sum = 0
+      for (const byte of body) sum = (sum + byte) % 65_521
+      directRead.resolve(`read ${body.byteLength}`)
+      return Response.json({ bytes: body.byteLength, sum })
+    } catch (error) {
+      directRead.resolve(error instanceof RequestCancelledError ? 'cancelled' : `failed: ${String(error)}`)
+      return json(error instanceof RequestCancelledError ? 499 : 413, 'HTTPError')
+    }
+  }
+  // The body read as a web stream first: readBody must not read the socket a second time.
+  if (pathname === '/web-then-direct') {
+    const text = await request.text()
+    const again = await readBody(request).then(
+      () => 'read again',
+      (error: unknown) => (error instanceof TypeError ? 'TypeError' : String(error)),
+    )
+    return Response.json({ text, again })
+  }
   // Touch the request as the deployments do (its signal), which makes the body a web stream.
   void request.signal
   if (pathname === '/unsupported') return json(415, 'HTTPError')
@@ -120,6 +146,59 @@ describe('an answer given before the request body was read', () => {
     expect((await connection.next()).status).toBe(415)
     for (let i = 0; i < 24 && connection.end === 'open'; i++) await connection.write(chunk).catch(() => undefined)
     expect(await connection.ended()).toBe('fin')
+  })
+})
+
+describe('readBody on Node reads the socket stream directly', () => {
+  const checksum = (bytes: Buffer) => {
+    let sum = 0
+    for (const byte of bytes) sum = (sum + byte) % 65_521
+    return sum
+  }
+
+  it('whole bodies of every size, by Content-Length and chunked, on one kept-alive connection', async () => {
+    const connection = await RawConnection.open(base)
+    for (const size of [0, 1, 1000, 65_536, 65_537, 300_000, 1024 * 1024]) {
+      const body = Buffer.from(Array.from({ length: size }, (_, i) => (i * 7 + size) % 251))
+      const sent = connection.send(post('/direct', size), body)
+      const answer = await connection.next()
+      await sent
+      expect([answer.status, JSON.parse(answer.body)], `${size} B`).toEqual([200, { bytes: size, sum: checksum(body) }])
+    }
+    const chunked = Buffer.concat([Buffer.from('3\r\nabc\r\n5\r\ndefgh\r\n0\r\n\r\n')])
+    await connection.write('POST /direct HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
+    await connection.write(chunked)
+    expect(JSON.parse((await connection.next()).body)).toEqual({ bytes: 8, sum: checksum(Buffer.from('abcdefgh')) })
+    await connection.write(GOOD)
+    expect((await connection.next()).body).toBe('ok')
+    connection.close()
+  })
+
+  it('stops at the limit with 413, and the next request on the connection is answered', async () => {
+    const connection = await RawConnection.open(base)
+    const chunk = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x62), Buffer.from('\r\n')])
+    const head = 'POST /direct HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n'
+    // 17 chunks of 64 KiB: past the route's 1 MiB, within what the server drains after an answer.
+    const sent = connection.send(head, Buffer.concat([...Array.from({ length: 17 }, () => chunk), Buffer.from('0\r\n\r\n')]))
+    expect((await connection.next()).status).toBe(413)
+    await sent
+    await connection.write(GOOD)
+    expect((await connection.next()).body).toBe('ok')
+    connection.close()
+  })
+
+  it('a client that hangs up mid-body: the read fails as cancelled, it does not hang', async () => {
+    directRead = deferred<string>()
+    const connection = await RawConnection.open(base)
+    await connection.write(post('/direct', 10_000) + 'only part of it')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    connection.close()
+    expect(await directRead.promise).toBe('cancelled')
+  })
+
+  it('a body already read through the web Request is not read again from the socket', async () => {
+    const answer = await fetch(`${base}/web-then-direct`, { method: 'POST', body: 'hello' })
+    expect(await answer.json()).toEqual({ text: 'hello', again: 'TypeError' })
   })
 })
 

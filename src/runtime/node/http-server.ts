@@ -8,6 +8,7 @@ import { createAdaptorServer, type Http2Bindings, type HttpBindings } from '@hon
 import { IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http'
 import { answerClientErrors } from './client-errors.js'
 import { settleUnreadBody } from './connections.js'
+import { offerIncomingBody } from './incoming-body.js'
 
 export interface HttpServerOptions {
   fetch(request: Request, bindings: HttpBindings): Promise<Response>
@@ -22,6 +23,7 @@ export function listenHttp(options: HttpServerOptions): Promise<Server> {
   const fetch = async (request: Request, bindings: HttpBindings | Http2Bindings): Promise<Response> => {
     const { incoming, outgoing } = bindings
     if (!(incoming instanceof IncomingMessage && outgoing instanceof ServerResponse)) throw new TypeError('listenHttp serves HTTP/1.1 only')
+    offerIncomingBody(request, incoming)
     try {
       return await options.fetch(request, { incoming, outgoing })
     } finally {

@@ -1,0 +1,50 @@
+/**
+ * readBody() and readJson() read a body the runtime offers directly (on
+ * Node, the socket's stream) in place of `request.body`, and fall back to
+ * `request.body` when the offer is no longer good.
+ */
+import { describe, expect, it } from 'vitest'
+import { BODY_TOO_LARGE, offerDirectBody, readBody, readJson } from '../../../src/http/body.js'
+import { HTTPError } from '../../../src/errors.js'
+
+const post = (body: string) => new Request('http://x/', { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+
+describe('a body offered directly', () => {
+  it('is what readBody() and readJson() read, and request.body is left alone', async () => {
+    const request = post('"from the web stream"')
+    const limits: number[] = []
+    offerDirectBody(request, { read: (limit) => (limits.push(limit), Promise.resolve(new TextEncoder().encode('"direct"'))) })
+    expect(await readJson(request, 4096)).toBe('direct')
+    expect(limits).toEqual([4096])
+    expect(request.bodyUsed).toBe(false)
+  })
+
+  it('is offered once: a second read goes to request.body', async () => {
+    const request = post('"web"')
+    offerDirectBody(request, { read: () => Promise.resolve(new TextEncoder().encode('"direct"')) })
+    expect(await readJson(request)).toBe('direct')
+    expect(await readJson(request)).toBe('web')
+  })
+
+  it('past the limit is a 413, as from request.body', async () => {
+    const request = post('"web"')
+    offerDirectBody(request, { read: () => Promise.resolve(BODY_TOO_LARGE) })
+    const error = await readBody(request, 10).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(HTTPError)
+    expect(error).toMatchObject({ status: 413, message: 'the request body is larger than the limit of 10 bytes' })
+  })
+
+  it('no longer available (read() answers undefined): readBody() reads request.body', async () => {
+    const request = post('"web"')
+    offerDirectBody(request, { read: () => undefined })
+    expect(await readJson(request)).toBe('web')
+  })
+
+  it('a declared Content-Length over the limit is refused before the offer is read', async () => {
+    const request = new Request('http://x/', { method: 'POST', body: 'x'.repeat(100), headers: { 'content-length': '100' } })
+    let reads = 0
+    offerDirectBody(request, { read: () => (reads++, Promise.resolve(new Uint8Array(100))) })
+    await expect(readBody(request, 10)).rejects.toMatchObject({ status: 413 })
+    expect(reads).toBe(0)
+  })
+})
