@@ -142,12 +142,12 @@ export function renderReport(results: any, template: string, limits: string): { 
   }
 
   const threadLines = [
-    '| OCR replicas on threads | c | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| OCR replicas on threads | ORT threads per replica | c | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const r of results.nodeThreads) {
     threadLines.push(
-      `| ${r.replicas} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} |`,
+      `| ${r.replicas} | ${r.ortThreads === '1' ? '1' : `cores / replicas (${Math.max(1, Math.floor(results.machine.nproc / r.replicas))})`} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} |`,
     )
   }
 
