@@ -87,6 +87,31 @@ function ocrPipelineTable(run: any): string {
   return lines.join('\n')
 }
 
+/** The step load against the autoscaled adder and a fixed maximum, with the count over time. */
+function autoscalingTable(run: any): string {
+  if (!run) return '_Measured by the full run (`npm run bench`) only: it takes about a minute. Alone: `npx tsx --conditions=edgeserve-source bench/autoscaling.ts`._'
+  const lines = [
+    `${run.connections} connections for ${run.loadS} s after 2 s idle, then ${run.idleS} s idle; the ramp is the load's first ${run.rampS} s, steady its last ${run.rampS} s.`,
+    '',
+    '| replicas | requests | req/s | errors | p50 ms | p99 ms | p99 ramp ms | p99 steady ms | most replicas | s to most | s back to fewest |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  for (const r of run.runs) {
+    lines.push(
+      `| ${r.mode} | ${r.requests} | ${f(r.requestsPerS)} | ${r.errors} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.p99RampMs)} | ${f(r.p99SteadyMs)} | ${r.maxReplicas} | ${f(r.secondsToMax, 1)} | ${f(r.secondsToMin, 1)} |`,
+    )
+  }
+  const scaled = run.runs.find((r: any) => r.secondsToMax !== null) ?? run.runs[0]
+  // The count each second: the timeline as the dashboard would plot it.
+  const perSecond: string[] = []
+  for (let s = 0; s <= Math.floor(scaled.timeline.at(-1).t); s++) {
+    const sample = scaled.timeline.find((x: any) => x.t >= s)
+    if (sample) perSecond.push(String(sample.replicas))
+  }
+  lines.push('', `Replicas of the autoscaled run, second by second (load from 2 s to ${2 + run.loadS} s): ${perSecond.join(' ')}`)
+  return lines.join('\n')
+}
+
 /** Where a request's microseconds go, from the in-process request-path rows. */
 function requestPathTable(us: Record<string, number>): string {
   const rows: [string, number, string][] = [
@@ -190,6 +215,7 @@ export function renderReport(results: any, template: string, limits: string): { 
     AFTER_DECODE: `${decodeMs} ms`,
     LIMITS: limits.trim(),
     OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
+    AUTOSCALING: autoscalingTable(results.autoscaling),
   }
   const markdown = template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => fill[key] ?? `{{${key}}}`)
   return { markdown, svg: chart(results) }

@@ -182,6 +182,14 @@ if (!quick) {
   ocrPipeline = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', [])
 }
 
+// 4c. Autoscaling under a step load (idle, c=64, idle), against a fixed maximum: about a minute, so full runs only.
+type AutoscalingRun = { connections: number; loadS: number; idleS: number; rampS: number; runs: Record<string, unknown>[] }
+let autoscaling: AutoscalingRun | undefined
+if (!quick) {
+  log('autoscaling step load')
+  autoscaling = await runJsonChild<AutoscalingRun>('bench/autoscaling.ts', [])
+}
+
 // 5. Ratios
 const find = (all: Row[], endpoint: Endpoint, c: number) => {
   const found = all.find((r) => r.endpoint === endpoint.name && r.connections === c)
@@ -233,6 +241,7 @@ const results = {
   workerd: workerdRows,
   workerdError,
   ocrPipeline,
+  autoscaling,
   ratios,
   ratioNotes,
   elapsedS: (Date.now() - started) / 1000,

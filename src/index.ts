@@ -8,7 +8,7 @@
 export * from './batching/index.js'
 export * from './errors.js'
 export { deployment, replicaContext, type Deployment, type DeploymentClass, type InstanceOf, type ReplicaContext } from './deployment/deployment.js'
-export type { BatchingConfig, DeploymentOptions, ResolvedDeploymentOptions } from './deployment/options.js'
+export type { AutoscalingConfig, BatchingConfig, DeploymentOptions, ResolvedAutoscalingConfig, ResolvedDeploymentOptions } from './deployment/options.js'
 export { currentRequest, type RequestContext } from './deployment/context.js'
 export { DeploymentResponse, getHandle, type DeploymentHandle, type HandleOptions } from './deployment/handle.js'
 export { ingress, type IngressHandler } from './http/ingress.js'

@@ -6,6 +6,7 @@ import { Hono } from 'hono'
 import { errorResponse, ingress } from 'edgeserve'
 import { app as adder } from '../adder/app.js'
 import { app as adderOrigin } from '../adder-origin/app.js'
+import { app as autoscaledAdder } from '../autoscaling/app.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
@@ -24,6 +25,7 @@ app.get('/', (c) =>
       'GET /adder?number=41': 'the batching tutorial: 42, in batches of at most 4',
       'GET /adder-origin?number=41': 'one deployment over HTTP ...',
       'GET /adder-origin/handle?number=41': '... and through a handle; batches never mix the two',
+      'GET /adder/autoscaled?number=41': 'the adder, autoscaled: 0 replicas when idle, up to 4 under load',
       'POST /predict {"features": [8 numbers]}': 'house price (MLP, batched whole requests, 32 per batch)',
       'GET /generate?text=Once+upon+a+time': 'text continuation (char-level LM, continuous batching)',
       'GET /generate/stream?text=Once+upon+a+time': 'the same, streamed as Server-Sent Events',
@@ -36,6 +38,7 @@ app.get('/', (c) =>
 )
 app.route('/', adder)
 app.route('/', adderOrigin)
+app.route('/', autoscaledAdder)
 app.post('/predict', ingress(housePrice))
 app.get('/generate', ingress(textGenerator))
 app.get('/generate/stream', ingress(textGenerator))

@@ -9,6 +9,7 @@ import { dashboard } from 'edgeserve/dashboard'
 import { app, ocrStages } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
+import { scaledAdder } from '../autoscaling/scaled-adder.js'
 import { housePrice } from '../house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
@@ -20,6 +21,8 @@ export default serveWorker(app, { dashboard, deployments: ocrStages })
 
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)
+// Autoscaled: its replicas and its coordinator ("ScaledAdder/autoscaler") are objects of this one class.
+export const ScaledAdder = durableObject(scaledAdder)
 export const HousePricePredictor = durableObject(housePrice)
 export const BatchTextGenerator = durableObject(textGenerator)
 export const TextDirectionClassifier = durableObject(ocrDirection)

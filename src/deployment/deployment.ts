@@ -4,7 +4,7 @@ import { getValidDeploymentOptions, type DeploymentOptions, type ResolvedDeploym
 export interface ReplicaContext<Env = unknown> {
   /** The deployment's name. */
   deployment: string
-  /** This replica's index, 0 .. numReplicas - 1. */
+  /** This replica's index, 0 .. numReplicas - 1 (autoscaled: 0 .. maxReplicas - 1). */
   replica: number
   /** Workers: the Worker's `env` (bindings, secrets). Node: what `serve({ env })` was given. */
   env: Env
@@ -81,13 +81,21 @@ function make<C extends DeploymentClass>(cls: C, options: ResolvedDeploymentOpti
     args,
     bind: (...bound: unknown[]) => make(cls, options, bound),
     withOptions: (changes: DeploymentOptions) =>
-      make(cls, getValidDeploymentOptions({ ...fromResolved(options), ...changes }, cls.name), args),
+      make(cls, getValidDeploymentOptions({ ...fromResolved(options, changes), ...changes }, cls.name), args),
   }) as Deployment<C>
 }
 
-function fromResolved(options: ResolvedDeploymentOptions): DeploymentOptions {
-  const { requestTimeoutS, batching, ...rest } = options
-  return { ...rest, ...(requestTimeoutS === undefined ? {} : { requestTimeoutS }), ...(batching ? { batching } : {}) }
+/** The options to start from in `.withOptions(changes)`: changing the count one way drops the other way. */
+function fromResolved(options: ResolvedDeploymentOptions, changes: DeploymentOptions): DeploymentOptions {
+  const { requestTimeoutS, batching, autoscaling, numReplicas, ...rest } = options
+  const countChanged = 'numReplicas' in changes || 'autoscaling' in changes
+  return {
+    ...rest,
+    // An autoscaled deployment's numReplicas is derived from maxReplicas, not given.
+    ...(countChanged ? {} : autoscaling ? { autoscaling } : { numReplicas }),
+    ...(requestTimeoutS === undefined ? {} : { requestTimeoutS }),
+    ...(batching ? { batching } : {}),
+  }
 }
 
 export function isDeployment(value: unknown): value is Deployment {

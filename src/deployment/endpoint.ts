@@ -39,4 +39,12 @@ export interface ReplicaEndpoint {
   metrics(): Promise<MetricsSnapshot>
   health(): Promise<ReplicaHealth>
   describe(): Promise<ReplicaDescription>
+  /** Autoscaling brings the replica into service (a worker thread spawns); absent where there is nothing to start. */
+  start?(): Promise<void>
+  /**
+   * Autoscaling took the replica out of service and it holds no request:
+   * release it (its instance's `dispose()` is called, a thread ends). A later
+   * request or `start()` makes a fresh one.
+   */
+  stop?(): Promise<void>
 }

@@ -134,7 +134,8 @@ export interface HandleOptions {
 export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions = {}): Invoke {
   const idempotent = options.idempotent === true
   return async (method, args, signal) => {
-    const { router, replicas } = replicaSet()
+    const { router, replicas, scaling } = replicaSet()
+    if (scaling.beforeRoute) await scaling.beforeRoute()
     let replica = router.tryAcquire()
     if (replica < 0) replica = await router.acquire(signal)
     try {

@@ -16,10 +16,37 @@ export interface BatchingConfig {
   allowSmallBatch?: boolean
 }
 
+/**
+ * Ray Serve's `autoscaling_config`: the replica count follows the load. The
+ * count wanted is `ceil(average ongoing requests / targetOngoingRequests)`,
+ * the average taken over `lookBackPeriodS`, kept within min and max; it is
+ * adopted once it has been wanted for `upscaleDelayS` (more replicas) or
+ * `downscaleDelayS` (fewer). From zero replicas the first request starts one
+ * at once and waits for it.
+ */
+export interface AutoscalingConfig {
+  /** Fewest replicas; 0 lets an idle deployment scale to zero. Default 1. */
+  minReplicas?: number
+  /** Most replicas. Default 4. */
+  maxReplicas?: number
+  /** Replicas at start. Default: minReplicas. */
+  initialReplicas?: number
+  /** Ongoing requests (queued and running) per replica to aim for. Default 2. */
+  targetOngoingRequests?: number
+  /** Seconds more replicas must be wanted before they start. Default 5. */
+  upscaleDelayS?: number
+  /** Seconds fewer replicas must be wanted before one stops. Default 60. */
+  downscaleDelayS?: number
+  /** Seconds of load the average covers. Default 10. */
+  lookBackPeriodS?: number
+}
+
+export type ResolvedAutoscalingConfig = Required<AutoscalingConfig>
+
 export interface DeploymentOptions {
   /** Unique within an app; default: the class name. */
   name?: string
-  /** Replicas to spread requests over. Default 1. */
+  /** Replicas to spread requests over. Default 1. Not together with `autoscaling`. */
   numReplicas?: number
   /** Requests one replica may hold at once; more wait in the router. Default 100. */
   maxOngoingRequests?: number
@@ -29,30 +56,57 @@ export interface DeploymentOptions {
   requestTimeoutS?: number
   /** Batch whole `fetch()` calls (Ray's `batching_config`). */
   batching?: BatchingConfig
+  /** Scale the replica count with the load (Ray's `autoscaling_config`), instead of a fixed `numReplicas`. */
+  autoscaling?: AutoscalingConfig
   /** Workers: the Durable Object binding in wrangler.toml. Default: the deployment's name. */
   binding?: string
 }
 
 export interface ResolvedDeploymentOptions {
   name: string
+  /** The fixed count; with `autoscaling`, the most there can be (`maxReplicas`): replica names run 0 .. numReplicas - 1. */
   numReplicas: number
   maxOngoingRequests: number
   maxQueuedRequests: number
   requestTimeoutS: number | undefined
   batching: Required<BatchingConfig> | undefined
+  autoscaling: ResolvedAutoscalingConfig | undefined
   binding: string
 }
 
-const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'binding']
+const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding']
 const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch']
+const KNOWN_AUTOSCALING = [
+  'minReplicas',
+  'maxReplicas',
+  'initialReplicas',
+  'targetOngoingRequests',
+  'upscaleDelayS',
+  'downscaleDelayS',
+  'lookBackPeriodS',
+]
 
 /** Spellings of earlier versions, refused with the name to use instead. */
 const RENAMED: Record<string, string> = { timeoutS: 'batchWaitTimeoutS' }
+
+/** Ray's snake_case names, refused with ours. */
+const RAY_SPELLINGS: Record<string, string> = {
+  min_replicas: 'minReplicas',
+  max_replicas: 'maxReplicas',
+  initial_replicas: 'initialReplicas',
+  target_ongoing_requests: 'targetOngoingRequests',
+  upscale_delay_s: 'upscaleDelayS',
+  downscale_delay_s: 'downscaleDelayS',
+  look_back_period_s: 'lookBackPeriodS',
+}
 
 function checkKnown(where: string, options: object, known: string[]): void {
   for (const key of Object.keys(options)) {
     if (key in RENAMED && !known.includes(key)) {
       throw new TypeError(`${where}.${key} is now called ${RENAMED[key]}; rename it (the meaning is the same as in batch())`)
+    }
+    if (key in RAY_SPELLINGS && !known.includes(key)) {
+      throw new TypeError(`${where} has no option ${JSON.stringify(key)}; edgeserve spells Ray's ${key} as ${RAY_SPELLINGS[key]}`)
     }
     if (!known.includes(key)) {
       throw new TypeError(`${where} has no option ${JSON.stringify(key)}; known options: ${known.join(', ')}`)
@@ -88,6 +142,60 @@ function getValidBatching(value: unknown): Required<BatchingConfig> | undefined 
   }
 }
 
+/** A whole number of replicas, 0 or more. */
+function getValidReplicaCount(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new RangeError(`${name} must be a whole number of replicas, 0 or more, received ${formatReceived(value)}`)
+  }
+  return value
+}
+
+function getValidAutoscaling(value: unknown, numReplicas: unknown): ResolvedAutoscalingConfig | undefined {
+  if (value === undefined) return undefined
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`autoscaling must be an object like { minReplicas: 1, maxReplicas: 4 }, received ${formatReceived(value)}`)
+  }
+  if (numReplicas !== undefined) {
+    throw new TypeError(
+      `numReplicas and autoscaling cannot be used together: autoscaling sets the count. ` +
+        `Remove numReplicas (${formatReceived(numReplicas)}), or remove autoscaling for a fixed count`,
+    )
+  }
+  checkKnown('autoscaling', value, KNOWN_AUTOSCALING)
+  const config = value as AutoscalingConfig
+  const minReplicas = getValidReplicaCount('autoscaling.minReplicas', config.minReplicas ?? 1)
+  const maxReplicas = getValidPositiveInteger('autoscaling.maxReplicas', config.maxReplicas ?? 4)
+  if (minReplicas > maxReplicas) {
+    throw new RangeError(
+      `autoscaling.minReplicas (${minReplicas}) is more than maxReplicas (${maxReplicas}` +
+        `${config.maxReplicas === undefined ? ', the default' : ''}); pass maxReplicas: ${minReplicas} or more`,
+    )
+  }
+  const initialReplicas = getValidReplicaCount('autoscaling.initialReplicas', config.initialReplicas ?? minReplicas)
+  if (initialReplicas < minReplicas || initialReplicas > maxReplicas) {
+    throw new RangeError(
+      `autoscaling.initialReplicas must be from minReplicas to maxReplicas (${minReplicas} to ${maxReplicas}), received ${initialReplicas}`,
+    )
+  }
+  const target = config.targetOngoingRequests ?? 2
+  if (typeof target !== 'number' || !Number.isFinite(target) || target <= 0) {
+    throw new RangeError(
+      `autoscaling.targetOngoingRequests must be a number above 0 (ongoing requests per replica, e.g. 2, or maxBatchSize for a batched deployment), received ${formatReceived(target)}`,
+    )
+  }
+  const lookBackPeriodS = getValidSeconds('autoscaling.lookBackPeriodS', config.lookBackPeriodS ?? 10)
+  if (lookBackPeriodS === 0) throw new RangeError('autoscaling.lookBackPeriodS must be more than 0 seconds (the average needs a window), e.g. 10')
+  return {
+    minReplicas,
+    maxReplicas,
+    initialReplicas,
+    targetOngoingRequests: target,
+    upscaleDelayS: getValidSeconds('autoscaling.upscaleDelayS', config.upscaleDelayS ?? 5),
+    downscaleDelayS: getValidSeconds('autoscaling.downscaleDelayS', config.downscaleDelayS ?? 60),
+    lookBackPeriodS,
+  }
+}
+
 /** `Infinity` (the default) or a positive integer; the old `-1` is refused with the new spelling. */
 function getValidQueueLimit(value: unknown): number {
   if (value === undefined || value === Infinity) return Infinity
@@ -117,13 +225,15 @@ export function getValidDeploymentOptions(options: DeploymentOptions | undefined
         'pass { binding: "MY_DO" } when the deployment name is not one',
     )
   }
+  const autoscaling = getValidAutoscaling(options.autoscaling, options.numReplicas)
   return {
     name,
-    numReplicas: getValidPositiveInteger('numReplicas', options.numReplicas ?? 1),
+    numReplicas: autoscaling ? autoscaling.maxReplicas : getValidPositiveInteger('numReplicas', options.numReplicas ?? 1),
     maxOngoingRequests: getValidPositiveInteger('maxOngoingRequests', options.maxOngoingRequests ?? 100),
     maxQueuedRequests,
     requestTimeoutS,
     batching: getValidBatching(options.batching),
+    autoscaling,
     binding,
   }
 }

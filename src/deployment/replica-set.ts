@@ -2,16 +2,28 @@ import { HTTPError } from '../errors.js'
 import type { Deployment } from './deployment.js'
 import type { ReplicaEndpoint } from './endpoint.js'
 import { Router } from './router.js'
+import { FixedScaling, type ReplicaScaling } from './scaling.js'
 
-/** A deployment's replicas, and the router that spreads requests over them. */
+/**
+ * A deployment's replicas, the router that spreads requests over them, and
+ * who keeps their count (fixed, or an autoscaler: see scaling.ts).
+ */
 export class ReplicaSet {
   readonly router: Router
+  readonly scaling: ReplicaScaling
 
   constructor(
     readonly deployment: Deployment,
     readonly replicas: readonly ReplicaEndpoint[],
+    scaling?: (router: Router) => ReplicaScaling,
   ) {
     this.router = new Router(deployment.options)
+    this.scaling = scaling ? scaling(this.router) : new FixedScaling(deployment, this.router)
+  }
+
+  /** The replicas running now: the ones the admin routes ask for metrics, health and methods. */
+  async running(): Promise<ReplicaEndpoint[]> {
+    return (await this.scaling.running()).map((replica) => this.replicas[replica]!)
   }
 }
 

@@ -9,6 +9,7 @@ import { constructReplica, type Deployment, type ReplicaContext } from './deploy
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
 import { errorResponse, toResponse } from './responses.js'
+import { disposeInstance } from './dispose.js'
 
 type FetchMethod = (request: Request | Request[]) => unknown
 
@@ -59,6 +60,21 @@ export class Replica implements ReplicaEndpoint {
 
   get started(): boolean {
     return this.#instance !== undefined
+  }
+
+  /**
+   * Autoscaling removed this replica and it holds no request: forget the
+   * instance at once (a later request makes a fresh one), then call its
+   * `dispose()` if it has one (sync or async; a throw is logged), so it can
+   * release a model session or close a connection.
+   */
+  async stop(): Promise<void> {
+    const instance = this.#instance
+    this.#instance = undefined
+    this.#batchedFetch = undefined
+    this.#ambient = false
+    this.#metrics.detach()
+    if (instance) await disposeInstance(instance, this.deployment.name, this.index)
   }
 
   async fetch(request: Request, call: ReplicaCall = {}): Promise<Response> {

@@ -23,6 +23,14 @@ class Waiter implements Linked<Waiter> {
   }
 }
 
+/** What an autoscaler hears from the router it steers. */
+export interface RouterEvents {
+  /** A replica past the count (being removed) has answered the last request it held. */
+  drained(replica: number): void
+  /** A request began to wait while there are no replicas at all (scaled to zero). */
+  demand(): void
+}
+
 /**
  * Picks a replica for each request: power of two choices over the in-flight
  * counts this router has sent, holding each replica to `maxOngoingRequests`.
@@ -31,13 +39,56 @@ class Waiter implements Linked<Waiter> {
  * the least busy one, without a global view (each Worker isolate has its own
  * router, and none sees the others' counts). When every replica is at its
  * limit, requests wait here in order, up to `maxQueuedRequests`.
+ *
+ * Only replicas 0 .. `replicas` - 1 take new requests. An autoscaler moves
+ * that count (`setReplicas`); a replica past it is being removed: it gets
+ * nothing new, finishes what it holds, and `events.drained` says when.
  */
 export class Router {
   private readonly inFlight: number[]
   private readonly waiting = new LinkedQueue<Waiter>()
+  private active: number
+  events: RouterEvents | undefined = undefined
 
   constructor(readonly options: ResolvedDeploymentOptions) {
     this.inFlight = new Array<number>(options.numReplicas).fill(0)
+    this.active = options.autoscaling ? options.autoscaling.initialReplicas : options.numReplicas
+  }
+
+  /** Replicas taking new requests now. */
+  get replicas(): number {
+    return this.active
+  }
+
+  /**
+   * Route over `count` replicas from now on. Waiters get the new room at
+   * once; replicas past the count take nothing new, and those already idle
+   * are reported drained.
+   */
+  setReplicas(count: number): void {
+    if (!Number.isInteger(count) || count < 0 || count > this.inFlight.length) {
+      throw new RangeError(`replica count must be from 0 to ${this.inFlight.length}, received ${count}`)
+    }
+    const before = this.active
+    this.active = count
+    for (let replica = count; replica < before; replica++) {
+      if (this.inFlight[replica] === 0) this.events?.drained(replica)
+    }
+    while (this.waiting.count > 0) {
+      const replica = this.choose()
+      if (replica < 0) break
+      this.inFlight[replica]!++
+      const waiter = this.waiting.shift()!
+      this.forget(waiter)
+      waiter.resolve(replica)
+    }
+  }
+
+  /** Requests held by replicas plus those waiting here: the load an autoscaler follows. */
+  ongoing(): number {
+    let total = this.waiting.count
+    for (const n of this.inFlight) total += n
+    return total
   }
 
   /** A replica with room now, counted as taken; -1 if all are full. */
@@ -77,18 +128,22 @@ export class Router {
               () => this.dropWaiter(waiter, new RequestTimeoutError('the request timed out waiting for a free replica')),
               Math.max(0, deadline - Date.now()),
             )
+      // Last: an autoscaler may start a replica and hand it to this waiter at once, clearing its timer.
+      if (this.active === 0) this.events?.demand()
     })
   }
 
-  /** Give a replica back; the oldest waiter, if any, takes it over. */
+  /** Give a replica back; the oldest waiter, if any, takes it over, unless the replica is being removed. */
   release(replica: number): void {
-    const waiter = this.waiting.shift()
-    if (waiter) {
-      this.forget(waiter)
-      waiter.resolve(replica)
-      return
+    if (replica < this.active) {
+      const waiter = this.waiting.shift()
+      if (waiter) {
+        this.forget(waiter)
+        waiter.resolve(replica)
+        return
+      }
     }
-    this.inFlight[replica]!--
+    if (--this.inFlight[replica]! === 0 && replica >= this.active) this.events?.drained(replica)
   }
 
   dropWaiter(waiter: Waiter, reason: Error): void {
@@ -113,9 +168,11 @@ export class Router {
   }
 
   private choose(): number {
-    const { numReplicas, maxOngoingRequests } = this.options
+    const { maxOngoingRequests } = this.options
+    // Not options.numReplicas: with autoscaling the count moves.
+    const numReplicas = this.active
     const load = this.inFlight
-    if (numReplicas === 1) return load[0]! < maxOngoingRequests ? 0 : -1
+    if (numReplicas <= 1) return numReplicas === 1 && load[0]! < maxOngoingRequests ? 0 : -1
     const a = Math.floor(Math.random() * numReplicas)
     let b = Math.floor(Math.random() * (numReplicas - 1))
     if (b >= a) b++

@@ -1,6 +1,8 @@
 import type { Deployment } from '../deployment/deployment.js'
 import type { ReplicaEndpoint } from '../deployment/endpoint.js'
-import { replicaSetOf } from '../deployment/replica-set.js'
+import { replicaSetOf, type ReplicaSet } from '../deployment/replica-set.js'
+import type { ResolvedDeploymentOptions } from '../deployment/options.js'
+import type { MetricsSnapshot } from '../metrics/registry.js'
 import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js'
 import { ingressDeployment, type IngressHandler } from './ingress.js'
 import { errorResponse } from '../deployment/responses.js'
@@ -42,15 +44,40 @@ export function routesOf(app: AppRoutes): RouteInfo[] {
   return found
 }
 
-/** Every replica of every deployment, from the env the app runs with (a missing binding has none). */
-function replicasOf(deployments: readonly Deployment[], env: unknown): ReplicaEndpoint[] {
+/** Each deployment's replica set in the env the app runs with (a missing binding has none). */
+function setsOf(deployments: readonly Deployment[], env: unknown): ReplicaSet[] {
   return deployments.flatMap((deployment) => {
     try {
-      return [...replicaSetOf(env, deployment).replicas]
+      return [replicaSetOf(env, deployment)]
     } catch {
       return []
     }
   })
+}
+
+/** The running replicas of every deployment: a replica autoscaled away is not woken to be asked. */
+async function replicasOf(sets: readonly ReplicaSet[]): Promise<ReplicaEndpoint[]> {
+  return (await Promise.all(sets.map((set) => set.running()))).flat()
+}
+
+/** Every running replica's metrics and each deployment's own (replica count, starts, stops), as one snapshot. */
+async function gatherMetrics(sets: readonly ReplicaSet[]): Promise<MetricsSnapshot> {
+  const replicas = await replicasOf(sets)
+  return mergeSnapshots([
+    ...(await Promise.all(replicas.map((r) => r.metrics()))),
+    ...(await Promise.all(sets.map((set) => set.scaling.metrics()))),
+  ])
+}
+
+/** A deployment's options as `/-/routes` shows them: JSON has no Infinity, and an autoscaled count is Ray's "auto". */
+function shownOptions(options: ResolvedDeploymentOptions): Record<string, unknown> {
+  const { maxQueuedRequests, autoscaling, numReplicas, ...rest } = options
+  return {
+    ...rest,
+    numReplicas: autoscaling ? 'auto' : numReplicas,
+    maxQueuedRequests: maxQueuedRequests === Infinity ? 'unbounded' : maxQueuedRequests,
+    ...(autoscaling ? { autoscaling } : {}),
+  }
 }
 
 const json = (body: unknown, status = 200) =>
@@ -70,29 +97,30 @@ export async function handleAdmin(request: Request, site: AdminSite): Promise<Re
   const { pathname } = new URL(request.url)
   if (!pathname.startsWith(ADMIN_PREFIX) || (request.method !== 'GET' && request.method !== 'HEAD')) return undefined
   const { app, deployments } = site
-  const replicas = () => replicasOf(deployments, site.env)
+  const sets = () => setsOf(deployments, site.env)
   switch (pathname) {
     case '/-/metrics': {
-      const snapshot = mergeSnapshots(await Promise.all(replicas().map((r) => r.metrics())))
+      const snapshot = await gatherMetrics(sets())
       return new Response(renderPrometheus(snapshot), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE } })
     }
-    case '/-/metrics.json': {
-      const snapshot = mergeSnapshots(await Promise.all(replicas().map((r) => r.metrics())))
-      return json({ time: Date.now(), metrics: snapshot })
-    }
+    case '/-/metrics.json':
+      return json({ time: Date.now(), metrics: await gatherMetrics(sets()) })
     case '/-/healthz': {
-      const health = await Promise.all(replicas().map((r) => r.health()))
+      const health = await Promise.all((await replicasOf(sets())).map((r) => r.health()))
       const healthy = health.every((r) => r.healthy)
       return json({ status: healthy ? 'ok' : 'unhealthy', replicas: health }, healthy ? 200 : 503)
     }
     case '/-/routes': {
-      const descriptions = await Promise.all(replicas().map((r) => r.describe()))
+      const found = sets()
+      const descriptions = await Promise.all((await replicasOf(found)).map((r) => r.describe()))
+      const statuses = new Map(await Promise.all(found.map(async (set) => [set.deployment.name, await set.scaling.status()] as const)))
       return json({
         routes: routesOf(app),
         deployments: deployments.map((d) => ({
           name: d.name,
-          // JSON has no Infinity; say it in words.
-          options: { ...d.options, maxQueuedRequests: d.options.maxQueuedRequests === Infinity ? 'unbounded' : d.options.maxQueuedRequests },
+          options: shownOptions(d.options),
+          // Replicas taking requests now (with autoscaling, the count it keeps).
+          replicas: statuses.get(d.name)?.replicas ?? null,
           batchedMethods: descriptions.find((x) => x.deployment === d.name && x.started)?.methods ?? {},
         })),
       })

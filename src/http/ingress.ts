@@ -26,7 +26,9 @@ export function ingress(deployment: Deployment): IngressHandler {
   const { requestTimeoutS } = deployment.options
   const handler = async (c: Context): Promise<Response> => {
     try {
-      const { router, replicas } = replicaSetOf(c.env, deployment)
+      const { router, replicas, scaling } = replicaSetOf(c.env, deployment)
+      // Workers, autoscaled: bring this isolate's replica count up to date first.
+      if (scaling.beforeRoute) await scaling.beforeRoute()
       const call = new HttpCall(c.req.raw, c.env, deadlineFrom(requestTimeoutS))
       let replica = router.tryAcquire()
       if (replica < 0) replica = await router.acquire(call.signal, call.deadline)

@@ -34,4 +34,6 @@ export const log = {
   debug: (event: string, fields: Record<string, unknown>) => write('debug', event, fields),
   /** What a reader of the server's log wants to know once: a model loaded, on which provider and threads. */
   info: (event: string, fields: Record<string, unknown>) => write('info', event, fields),
+  /** Something went wrong that no request answer can carry: a replica's dispose() threw, a replica failed to start. */
+  warn: (event: string, fields: Record<string, unknown>) => write('warn', event, fields),
 }

@@ -93,6 +93,11 @@ export class ReplicaMetrics {
     controls.observe(this.observerFor(method, controls))
   }
 
+  /** The instance went away: stop reading its queues (counters and histograms keep what they counted). */
+  detach(): void {
+    this.methods.clear()
+  }
+
   /** Batched methods watched, with their options in force. */
   watched(): ReadonlyMap<string, BatchControls<unknown>> {
     return this.methods

@@ -205,6 +205,10 @@ describe('dashboard in Chromium', () => {
       expect(view.BatchAdder!.points['latency-chart']).toBe(0)
       // Deployment options come from /-/routes even before the replica starts.
       expect(view.BatchAdder!.options).toMatchObject({ numReplicas: '1', maxOngoingRequests: '100', maxQueuedRequests: 'unbounded' })
+      // Replica counts come from the deployments' own gauge: the fixed one's count, the autoscaled one idle at zero.
+      expect(view.BatchAdder!.values.replicas).toMatchObject({ value: 1, text: '1 replica' })
+      expect(view.ScaledAdder!.values.replicas).toMatchObject({ value: 0, text: '0 replicas' })
+      expect(view.ScaledAdder!.options).toMatchObject({ numReplicas: 'auto' })
       const card = page.locator('[data-testid="deployment"][data-deployment="BatchAdder"]')
       expect(await card.getAttribute('data-state')).toBe('idle')
       expect(await card.locator('[data-testid="idle-note"]').textContent()).toBe(
@@ -250,6 +254,7 @@ describe('dashboard in Chromium', () => {
         expect(p95).toBeLessThanOrEqual(p99!)
         expect(d.values['latency-p50']!.text).toMatch(/^\d/)
         expect(d.points['throughput-chart']).toBeGreaterThan(0)
+        expect(d.points['replicas-chart']).toBeGreaterThan(0)
       }
 
       // The picture for the docs, while the charts are moving.

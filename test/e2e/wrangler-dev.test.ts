@@ -21,6 +21,21 @@ describe('the demo app under wrangler dev', () => {
     expect(dev.output()).toMatch(/Our input array has shape: \(\d+,\)/)
   })
 
+  it('serves the autoscaled adder: its coordinator object starts a replica for the first request', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => fetch(`${dev.url}/adder/autoscaled?number=${i}`).then((r) => r.text())))
+    expect(answers.map(Number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+    const routes = (await (await fetch(`${dev.url}/-/routes`)).json()) as { deployments: { name: string; replicas: number; options: { numReplicas: unknown } }[] }
+    const scaled = routes.deployments.find((d) => d.name === 'ScaledAdder')!
+    expect(scaled.options.numReplicas).toBe('auto')
+    expect(scaled.replicas).toBeGreaterThanOrEqual(1)
+    // wrangler dev keeps storage between runs: the coordinator may come back with a stored count and fresh
+    // counters (as any restarted process's counters), so the counters are checked for presence, the gauge for value.
+    const metrics = await (await fetch(`${dev.url}/-/metrics`)).text()
+    expect(metrics).toMatch(/^edgeserve_replicas\{deployment="ScaledAdder"\} [1-4]$/m)
+    expect(metrics).toMatch(/^edgeserve_replica_starts_total\{deployment="ScaledAdder"\} \d+$/m)
+    expect(metrics).toMatch(/^edgeserve_replica_stops_total\{deployment="ScaledAdder"\} \d+$/m)
+  })
+
   it('answers bad input with a 400 JSON error', async () => {
     const response = await fetch(`${dev.url}/adder?number=NaN`)
     expect(response.status).toBe(400)

@@ -87,3 +87,15 @@ describe('adder-origin: HTTP and handle calls never share a batch', () => {
     expect(typeof getHandle).toBe('function')
   })
 })
+
+describe('the autoscaled adder (examples/autoscaling)', () => {
+  it('runs no replica until the first request, which starts one and gets its answer', async () => {
+    const routes = async () =>
+      ((await (await fetch(`${demoServer.url}/-/routes`)).json()) as { deployments: { name: string; replicas: number }[] }).deployments.find(
+        (d) => d.name === 'ScaledAdder',
+      )!.replicas
+    expect(await routes()).toBe(0)
+    expect(await (await fetch(`${demoServer.url}/adder/autoscaled?number=41`)).text()).toBe('42')
+    expect(await routes()).toBe(1)
+  })
+})

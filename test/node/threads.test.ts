@@ -3,6 +3,7 @@ import { threadId } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app } from './fixtures/thread-app.js'
+import { waitFor } from '../support/wait-for.js'
 
 interface Doubled {
   replica: number
@@ -26,13 +27,6 @@ afterAll(async () => {
   await server?.close()
 })
 
-const waitFor = async (check: () => Promise<boolean>, what: string) => {
-  const until = Date.now() + 5000
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 describe('serve({ threads })', () => {
   it('serves from two thread replicas, with correct results', async () => {

@@ -52,6 +52,45 @@ class SlowResponder {
 }
 const slow = deployment(SlowResponder, { name: 'Slow' })
 
+/** Requests with `hold` wait here, per replica, until the test releases that replica (from its own object). */
+const holds = new Map<number, Promise<void> & { release?: () => void }>()
+function holdOf(replica: number): Promise<void> {
+  let hold = holds.get(replica)
+  if (!hold) {
+    let release!: () => void
+    hold = Object.assign(new Promise<void>((resolve) => (release = resolve)), { release })
+    holds.set(replica, hold)
+  }
+  return hold
+}
+
+/** Autoscaled from zero: echoes each request's id through a batched method, with the replica that served it. */
+class EchoReplica {
+  readonly replica = replicaContext().replica
+  echo = batch(
+    async (ids: number[]) => {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      return ids
+    },
+    { maxBatchSize: 4 },
+  )
+
+  async fetch(request: Request) {
+    const url = new URL(request.url)
+    if (url.searchParams.has('hold')) {
+      // A pending timer of its own: workerd cancels as hung a request that waits only on another request's doing.
+      const alive = setTimeout(() => undefined, 60_000)
+      await holdOf(this.replica)
+      clearTimeout(alive)
+    }
+    return { id: await this.echo(Number(url.searchParams.get('id'))), replica: this.replica }
+  }
+}
+const scaledEcho = deployment(EchoReplica, {
+  name: 'ScaledEcho',
+  autoscaling: { minReplicas: 0, maxReplicas: 3, targetOngoingRequests: 2, upscaleDelayS: 0.05, downscaleDelayS: 0.3, lookBackPeriodS: 0.2 },
+})
+
 type Env = Record<string, unknown>
 
 const app = new Hono<{ Bindings: Env }>()
@@ -85,6 +124,17 @@ const app = new Hono<{ Bindings: Env }>()
     }
     return c.json(tokens)
   })
+  .get('/scaled', ingress(scaledEcho))
+  // Test-only: what each replica's object received, and releasing its held requests.
+  .get('/scaled/arrived', async (c) => {
+    const namespace = c.env.ScaledEcho as { idFromName(n: string): unknown; get(id: unknown): { arrivedForTest(): Promise<number[]> } }
+    return c.json(await namespace.get(namespace.idFromName(`ScaledEcho/${c.req.query('replica')}`)).arrivedForTest())
+  })
+  .get('/scaled/release', async (c) => {
+    const namespace = c.env.ScaledEcho as { idFromName(n: string): unknown; get(id: unknown): { releaseForTest(): Promise<void> } }
+    await namespace.get(namespace.idFromName(`ScaledEcho/${c.req.query('replica')}`)).releaseForTest()
+    return c.text('released')
+  })
   .get('/slow/reset', async (c) => {
     const namespace = c.env.Slow as { idFromName(n: string): unknown; get(id: unknown): { resetForTest(r: string): Promise<void> } }
     await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)
@@ -101,3 +151,22 @@ export class Slow extends durableObject(slow) {
   }
 }
 export const BatchTextGenerator = durableObject(textGenerator)
+/** Records the id of every request its object receives, and releases its held requests: test hooks, so they live here. */
+export class ScaledEcho extends durableObject(scaledEcho) {
+  private readonly arrived: number[] = []
+
+  override async fetch(request: Request): Promise<Response> {
+    this.arrived.push(Number(new URL(request.url).searchParams.get('id')))
+    return super.fetch(request)
+  }
+
+  async arrivedForTest(): Promise<number[]> {
+    return this.arrived
+  }
+
+  async releaseForTest(): Promise<void> {
+    const replica = Number(this.ctx.id.name?.split('/')[1])
+    holds.get(replica)?.release?.()
+    holds.delete(replica)
+  }
+}

@@ -4,6 +4,8 @@ import type { Deployment } from '../../deployment/deployment.js'
 import { callThrough, type Invoke } from '../../deployment/handle.js'
 import { Replica } from '../../deployment/replica.js'
 import { ReplicaSet, replicaSetOf } from '../../deployment/replica-set.js'
+import { LocalAutoscaler } from '../../deployment/local-autoscaler.js'
+import type { Router } from '../../deployment/router.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
@@ -83,11 +85,15 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
   const dashboard = await dashboardFor(options.dashboard)
   if (options.logLevel !== undefined) setLogLevel(options.logLevel)
-  const { hosted, threads } = hostDeployments(app, options)
-  try {
-    await Promise.all(threads.map((replica) => replica.start()))
-  } catch (error) {
+  const { hosted, threads, startNow, autoscalers } = hostDeployments(app, options)
+  const stopHosting = async () => {
+    for (const autoscaler of autoscalers) autoscaler.close()
     await Promise.all(threads.map((replica) => replica.terminate()))
+  }
+  try {
+    await Promise.all(startNow.map((replica) => replica.start()))
+  } catch (error) {
+    await stopHosting()
     throw error
   }
   registerApp(hosted)
@@ -133,7 +139,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
       const finish = () => {
         server.closeAllConnections()
         unregisterApp(hosted.name)
-        for (const replica of threads) void replica.terminate()
+        void stopHosting()
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
       }
@@ -163,30 +169,50 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   }
 }
 
+interface Hosting {
+  hosted: HostedApp
+  /** Every thread replica, to terminate at close. */
+  threads: ThreadReplica[]
+  /** The thread replicas that run from the start (an autoscaled deployment's initialReplicas), started before listening. */
+  startNow: ThreadReplica[]
+  autoscalers: LocalAutoscaler[]
+}
+
 /**
  * The deployments `app` routes to (and `options.deployments`), each as a
  * ReplicaSet in the app's env under its binding: replicas in this process,
- * or on worker threads for the deployments `options.threads` names.
+ * or on worker threads for the deployments `options.threads` names. An
+ * autoscaled deployment gets a replica per `maxReplicas` and an autoscaler
+ * that decides how many of them run.
  */
-function hostDeployments(app: ServableApp, options: ServeOptions): { hosted: HostedApp; threads: ThreadReplica[] } {
+function hostDeployments(app: ServableApp, options: ServeOptions): Hosting {
   const deployments = deploymentsOf(app)
   for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
   const env: Record<string, unknown> = { ...options.env }
-  const threads: ThreadReplica[] = []
+  const hosting: Hosting = { hosted: { name: options.name ?? DEFAULT_APP, deployments, env }, threads: [], startNow: [], autoscalers: [] }
   const { threads: threadsOption } = options
   for (const deployment of deployments.values()) {
     const onThread = threadsOption && (!threadsOption.deployments || threadsOption.deployments.includes(deployment.name))
+    const { autoscaling } = deployment.options
     let replicas: readonly (Replica | ThreadReplica)[]
     if (onThread) {
       const onThreads = threadReplicas(deployment, threadsOption, options.env)
-      threads.push(...onThreads)
+      hosting.threads.push(...onThreads)
+      hosting.startNow.push(...onThreads.slice(0, autoscaling ? autoscaling.initialReplicas : onThreads.length))
       replicas = onThreads
     } else {
       replicas = Array.from({ length: deployment.options.numReplicas }, (_, i) => new Replica(deployment, i, env))
     }
-    env[deployment.options.binding] = new ReplicaSet(deployment, replicas)
+    const scaled = autoscaling
+      ? (router: Router) => {
+          const autoscaler = new LocalAutoscaler(deployment, router, replicas)
+          hosting.autoscalers.push(autoscaler)
+          return autoscaler
+        }
+      : undefined
+    env[deployment.options.binding] = new ReplicaSet(deployment, replicas, scaled)
   }
-  return { hosted: { name: options.name ?? DEFAULT_APP, deployments, env }, threads }
+  return hosting
 }
 
 /** The remote-handle route's lookup: how to call deployment `name` of app `appName`, if it is served here. */

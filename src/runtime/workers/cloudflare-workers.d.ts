@@ -8,6 +8,11 @@ declare module 'cloudflare:workers' {
     readonly id: { readonly name?: string; toString(): string }
     abort(reason?: string): void
     blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>
+    readonly storage: {
+      get<T>(key: string): Promise<T | undefined>
+      put<T>(key: string, value: T): Promise<void>
+      setAlarm(scheduledTime: number): Promise<void>
+    }
   }
 
   export abstract class DurableObject<Env = unknown> {

@@ -4,18 +4,25 @@ import type { Outcome } from '../../deployment/outcome.js'
 import { ReplicaSet, replicaName } from '../../deployment/replica-set.js'
 import { ReplicaUnavailableError } from '../../errors.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
+import type { Router } from '../../deployment/router.js'
+import { CoordinatedScaling, type CoordinatorStub } from './coordinated-scaling.js'
+import { coordinatorName, type ReplicaControl } from './coordinator.js'
 
 /**
  * What this adapter calls on a replica's Durable Object: `fetch`, and the RPC
  * methods of the class `durableObject()` made (which declares it implements this).
  */
-export interface ReplicaStub {
+export interface ReplicaStub extends ReplicaControl, CoordinatorStub {
   fetch(request: Request): Promise<Response>
   /** A handle call. Signals cannot cross RPC; the deadline does. */
   invoke(method: string, args: unknown[], call?: { deadline?: number | undefined }): Promise<Outcome>
   metrics(): Promise<MetricsSnapshot>
   health(): Promise<ReplicaHealth>
   describe(): Promise<ReplicaDescription>
+  /** Autoscaling: a replica reports its ongoing requests to its coordinator. */
+  replicaLoad(replica: number, ongoing: number): Promise<void>
+  /** Autoscaling: a retired replica tells its coordinator it has stopped. */
+  replicaStopped(replica: number): Promise<void>
 }
 
 /** The part of a `DurableObjectNamespace` used here. */
@@ -109,6 +116,13 @@ function isReset(error: unknown): boolean {
   return marks.durableObjectReset === true || marks.retryable === true || /Network connection lost/i.test(String(marks.message))
 }
 
+/** A fresh stub of the object `name` in `deployment`'s namespace in `env`, or undefined without the binding. */
+export function stubOf(env: unknown, deployment: Deployment, name: string): ReplicaStub | undefined {
+  const namespace = env && typeof env === 'object' ? (env as Record<string, unknown>)[deployment.options.binding] : undefined
+  // The namespace hands out stubs of the class durableObject() made: its RPC methods are ReplicaStub's.
+  return isNamespace(namespace) ? (namespace.get(namespace.idFromName(name)) as ReplicaStub) : undefined
+}
+
 /**
  * A deployment's replicas behind a Durable Object namespace, one set per
  * namespace object and deployment, kept for the isolate's life (so is the
@@ -126,7 +140,10 @@ export function durableObjectReplicas(binding: unknown, deployment: Deployment):
       { length: deployment.options.numReplicas },
       (_, i) => new DurableObjectReplica(binding, replicaName(deployment, i), deployment.name, i),
     )
-    byName.set(deployment.name, (set = new ReplicaSet(deployment, replicas)))
+    // Autoscaled: the count comes from the coordinator object, taken fresh per call as every stub is.
+    const coordinator = () => binding.get(binding.idFromName(coordinatorName(deployment))) as ReplicaStub
+    const scaling = deployment.options.autoscaling ? (router: Router) => new CoordinatedScaling(deployment, router, coordinator) : undefined
+    byName.set(deployment.name, (set = new ReplicaSet(deployment, replicas, scaling)))
   }
   return set
 }

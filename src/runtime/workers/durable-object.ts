@@ -2,6 +2,7 @@ import type { Deployment } from '../../deployment/deployment.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
 import { durableObjectReplicas, type ReplicaStub } from './durable-object-replica.js'
 import { ReplicaObject } from './replica-object.js'
+import type { CoordinatorStorage } from './coordinator.js'
 
 /**
  * What a replica's Durable Object reads of the state workerd gives it: its
@@ -13,6 +14,8 @@ export interface ReplicaObjectState {
   readonly id: { readonly name?: string | undefined; toString(): string }
   abort(reason?: string): void
   blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T>
+  /** An autoscaled deployment's coordinator object keeps its count here and samples on alarms. */
+  readonly storage: CoordinatorStorage
 }
 
 /**

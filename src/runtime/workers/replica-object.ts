@@ -4,7 +4,11 @@ import type { ReplicaDescription, ReplicaHealth } from '../../deployment/endpoin
 import type { Outcome } from '../../deployment/outcome.js'
 import { Replica } from '../../deployment/replica.js'
 import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
+import { replicaName } from '../../deployment/replica-set.js'
+import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
+import { stubOf } from './durable-object-replica.js'
+import { coordinatorName, ScaleCoordinator, type CoordinatorStatus, type ScaleReport } from './coordinator.js'
 
 /**
  * The Durable Object that hosts one replica. `durableObject(deployment)`
@@ -23,28 +27,52 @@ export class ReplicaObject extends DurableObject<unknown> {
   declare readonly ctx: DurableObjectState
   declare readonly env: unknown
   #replica: Replica | undefined
+  #coordinator: ScaleCoordinator | undefined
+  /** Requests and calls inside this object now. */
+  #ongoing = 0
+  /** Autoscaling took this replica out of service: it stops whenever it holds nothing. */
+  #retired = false
+  /** Whether the coordinator has heard of this retirement's stop. */
+  #stopReported = false
+  /** The next load report, pending; and when the last went. */
+  #reportTimer: ReturnType<typeof setTimeout> | undefined
+  #reportedAt = -Infinity
+
+  #deployment(): Deployment {
+    const { deployment } = this.constructor as typeof ReplicaObject
+    if (!deployment) throw new TypeError('export durableObject(yourDeployment) from the Worker, not ReplicaObject itself')
+    return deployment
+  }
 
   #host(): Replica {
     if (!this.#replica) {
-      const { deployment } = this.constructor as typeof ReplicaObject
-      if (!deployment) throw new TypeError('export durableObject(yourDeployment) from the Worker, not ReplicaObject itself')
       const name = this.ctx.id.name ?? ''
       const index = Number(name.slice(name.lastIndexOf('/') + 1))
-      this.#replica = new Replica(deployment, Number.isInteger(index) ? index : 0, this.env)
+      this.#replica = new Replica(this.#deployment(), Number.isInteger(index) ? index : 0, this.env)
     }
     return this.#replica
   }
 
   override async fetch(request: Request): Promise<Response> {
-    return this.#host().fetch(request, {})
+    this.#arrived()
+    try {
+      return await this.#host().fetch(request, {})
+    } finally {
+      this.#answered()
+    }
   }
 
   /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline does. */
   async invoke(method: string, args: unknown[], call?: { deadline?: number }): Promise<Outcome> {
-    const outcome = await this.#host().invoke(method, args, { deadline: call?.deadline })
-    // An iterator cannot cross RPC; a byte stream can.
-    if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) return { ok: true, stream: encodeStream(outcome.value) }
-    return outcome
+    this.#arrived()
+    try {
+      const outcome = await this.#host().invoke(method, args, { deadline: call?.deadline })
+      // An iterator cannot cross RPC; a byte stream can.
+      if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) return { ok: true, stream: encodeStream(outcome.value) }
+      return outcome
+    } finally {
+      this.#answered()
+    }
   }
 
   async metrics(): Promise<MetricsSnapshot> {
@@ -57,5 +85,102 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   async describe(): Promise<ReplicaDescription> {
     return this.#host().describe()
+  }
+
+  // --- autoscaling: the replica's side -------------------------------------
+
+  /** The coordinator brings this replica into service: true if it had to start, false if it was still finishing. */
+  async start(): Promise<boolean> {
+    this.#retired = false
+    const replica = this.#host()
+    const fresh = !replica.started
+    replica.instance()
+    return fresh
+  }
+
+  /** The coordinator took this replica out of service: answer what it holds, then stop. */
+  async retire(): Promise<void> {
+    this.#retired = true
+    this.#stopReported = false
+    if (this.#ongoing === 0) await this.#stop()
+  }
+
+  /**
+   * A retired replica stops whenever it is idle: once it has answered what
+   * it held, and again after a straggler, a request from an isolate that had
+   * not yet learned the new count (answered by a fresh instance, not lost).
+   */
+  #answered(): void {
+    this.#ongoing--
+    this.#reportLoad()
+    if (this.#ongoing === 0 && this.#retired) void this.#stop()
+  }
+
+  #arrived(): void {
+    this.#ongoing++
+    this.#reportLoad()
+  }
+
+  /**
+   * Tell the coordinator this replica's ongoing requests: soon after a
+   * change, at most once per sample interval, always the latest count (the
+   * last report holds until the next, so the final 0 must go out too).
+   */
+  #reportLoad(): void {
+    const { autoscaling } = this.#deployment().options
+    if (!autoscaling || this.#reportTimer !== undefined) return
+    const intervalMs = sampleIntervalMs(autoscaling)
+    this.#reportTimer = setTimeout(() => {
+      this.#reportTimer = undefined
+      this.#reportedAt = Date.now()
+      const deployment = this.#deployment()
+      void stubOf(this.env, deployment, coordinatorName(deployment))
+        ?.replicaLoad(this.#host().index, this.#ongoing)
+        .catch(() => undefined) // the next change reports again
+    }, Math.max(0, this.#reportedAt + intervalMs - Date.now()))
+  }
+
+  async #stop(): Promise<void> {
+    await this.#host().stop()
+    if (this.#stopReported) return
+    this.#stopReported = true
+    await stubOf(this.env, this.#deployment(), coordinatorName(this.#deployment()))?.replicaStopped(this.#host().index)
+  }
+
+  // --- autoscaling: the coordinator's side (the object "<deployment>/autoscaler") --
+
+  #coordinate(): ScaleCoordinator {
+    if (!this.#coordinator) {
+      const deployment = this.#deployment()
+      if (!deployment.options.autoscaling) throw new TypeError(`deployment ${deployment.name} does not autoscale`)
+      const replica = (index: number) => {
+        const stub = stubOf(this.env, deployment, replicaName(deployment, index))
+        if (!stub) throw new TypeError(`env.${deployment.options.binding} is not this deployment's Durable Object namespace`)
+        return stub
+      }
+      this.#coordinator = new ScaleCoordinator(deployment, this.ctx.storage, replica)
+    }
+    return this.#coordinator
+  }
+
+  async scaleReport(report: ScaleReport): Promise<number> {
+    return this.#coordinate().report(report)
+  }
+
+  async scaleStatus(): Promise<CoordinatorStatus> {
+    return this.#coordinate().status()
+  }
+
+  async replicaLoad(replica: number, ongoing: number): Promise<void> {
+    await this.#coordinate().load(replica, ongoing)
+  }
+
+  async replicaStopped(replica: number): Promise<void> {
+    this.#coordinate().stopped(replica)
+  }
+
+  /** The coordinator's sampling alarm. */
+  async alarm(): Promise<void> {
+    if (this.#deployment().options.autoscaling) await this.#coordinate().tick()
   }
 }

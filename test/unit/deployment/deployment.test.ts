@@ -22,8 +22,32 @@ describe('deployment()', () => {
       maxQueuedRequests: Infinity,
       requestTimeoutS: undefined,
       batching: undefined,
+      autoscaling: undefined,
       binding: 'Model',
     })
+  })
+
+  it('fills in autoscaling with the documented defaults; numReplicas becomes maxReplicas', () => {
+    const d = deployment(Model, { autoscaling: {} })
+    expect(d.options.autoscaling).toEqual({
+      minReplicas: 1,
+      maxReplicas: 4,
+      initialReplicas: 1,
+      targetOngoingRequests: 2,
+      upscaleDelayS: 5,
+      downscaleDelayS: 60,
+      lookBackPeriodS: 10,
+    })
+    expect(d.options.numReplicas).toBe(4)
+    expect(deployment(Model, { autoscaling: { minReplicas: 0 } }).options.autoscaling).toMatchObject({ minReplicas: 0, initialReplicas: 0 })
+  })
+
+  it('.withOptions() switches between a fixed count and autoscaling without the other getting in the way', () => {
+    const fixed = deployment(Model, { numReplicas: 3 })
+    const scaled = fixed.withOptions({ autoscaling: { maxReplicas: 8 } })
+    expect(scaled.options).toMatchObject({ numReplicas: 8, autoscaling: { maxReplicas: 8 } })
+    expect(scaled.withOptions({ requestTimeoutS: 2 }).options.autoscaling).toEqual(scaled.options.autoscaling)
+    expect(scaled.withOptions({ numReplicas: 2 }).options).toMatchObject({ numReplicas: 2, autoscaling: undefined })
   })
 
   it('.bind() gives the constructor its arguments, typed, without changing the original', () => {
@@ -52,6 +76,20 @@ describe('deployment()', () => {
     [{ batching: { maxBatchSize: 0 } }, /batching\.maxBatchSize must be a positive integer/],
     [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, batchWaitTimeoutS/],
     [{ replicas: 2 }, /deployment\(\) has no option "replicas"/],
+    [{ numReplicas: 2, autoscaling: {} }, /numReplicas and autoscaling cannot be used together: autoscaling sets the count\. Remove numReplicas \(2\)/],
+    [{ autoscaling: 4 }, /autoscaling must be an object like \{ minReplicas: 1, maxReplicas: 4 \}, received 4/],
+    [{ autoscaling: { minReplicas: -1 } }, /autoscaling\.minReplicas must be a whole number of replicas, 0 or more, received -1/],
+    [{ autoscaling: { maxReplicas: 0 } }, /autoscaling\.maxReplicas must be a positive integer/],
+    [{ autoscaling: { minReplicas: 6 } }, /minReplicas \(6\) is more than maxReplicas \(4, the default\); pass maxReplicas: 6 or more/],
+    [{ autoscaling: { minReplicas: 3, maxReplicas: 2 } }, /minReplicas \(3\) is more than maxReplicas \(2\); pass maxReplicas: 3 or more/],
+    [{ autoscaling: { minReplicas: 1, maxReplicas: 3, initialReplicas: 5 } }, /initialReplicas must be from minReplicas to maxReplicas \(1 to 3\), received 5/],
+    [{ autoscaling: { minReplicas: 2, initialReplicas: 1 } }, /initialReplicas must be from minReplicas to maxReplicas \(2 to 4\), received 1/],
+    [{ autoscaling: { targetOngoingRequests: 0 } }, /targetOngoingRequests must be a number above 0 .*received 0/],
+    [{ autoscaling: { upscaleDelayS: -1 } }, /autoscaling\.upscaleDelayS must be a finite number of seconds, 0 or more, received -1/],
+    [{ autoscaling: { downscaleDelayS: 'soon' } }, /autoscaling\.downscaleDelayS must be a number of seconds .*received "soon"/],
+    [{ autoscaling: { lookBackPeriodS: 0 } }, /lookBackPeriodS must be more than 0 seconds/],
+    [{ autoscaling: { max_replicas: 3 } }, /autoscaling has no option "max_replicas"; edgeserve spells Ray's max_replicas as maxReplicas/],
+    [{ autoscaling: { maxReplica: 3 } }, /autoscaling has no option "maxReplica"; known options: minReplicas, maxReplicas/],
   ]
   for (const [options, message] of bad) {
     it(`rejects ${JSON.stringify(options)}`, () => {

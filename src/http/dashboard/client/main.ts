@@ -44,7 +44,7 @@ async function getJson<T>(path: string): Promise<T> {
 
 function remember(name: string, time: number, d: DeploymentModel): History {
   let h = histories.get(name)
-  if (!h) histories.set(name, (h = { requests: [], batches: [], p50: [], p95: [], p99: [] }))
+  if (!h) histories.set(name, (h = { requests: [], batches: [], p50: [], p95: [], p99: [], replicas: [] }))
   // Only last-interval latencies go on the chart: an all-time fallback plotted over time would read as a live trend.
   const live = d.latency && d.latency.window === 'interval' ? d.latency : null
   const add = (series: History[keyof History], value: number | null) => {
@@ -56,6 +56,7 @@ function remember(name: string, time: number, d: DeploymentModel): History {
   add(h.p50, live && live.p50)
   add(h.p95, live && live.p95)
   add(h.p99, live && live.p99)
+  add(h.replicas, d.replicas)
   return h
 }
 

@@ -41,6 +41,7 @@ export interface DeploymentModel {
   name: string
   routes: { method: string; path: string }[]
   options: Options
+  /** Replicas taking requests now; null when the server does not say. */
   replicas: number | null
   requestsRate: number | null
   requestsTotal: number | null
@@ -209,7 +210,8 @@ export function buildModel(now: MetricsBody, before: MetricsBody | null, routes:
       name,
       routes: routed.filter((r) => r.deployment === name).map((r) => ({ method: String(r.method), path: String(r.path) })),
       options: info?.options ?? {},
-      replicas: labelValues(now, 'edgeserve_requests_total', 'replica', match).size || null,
+      // The deployment's own gauge (replicas taking requests; autoscaling moves it), else the replicas that reported.
+      replicas: sumValues(now, 'edgeserve_replicas', match) ?? (labelValues(now, 'edgeserve_requests_total', 'replica', match).size || null),
       requestsRate,
       requestsTotal,
       // Failed share of the last interval's requests when there were any, else of all of them.

@@ -15,6 +15,8 @@ export interface History {
   p50: Point[]
   p95: Point[]
   p99: Point[]
+  /** Replicas taking requests: autoscaling moves it. */
+  replicas: Point[]
 }
 
 const QUANTILES = ['p50', 'p95', 'p99'] as const
@@ -52,6 +54,7 @@ export interface Card {
   kpis: Record<'requests' | 'batches' | 'p50' | 'p95' | 'p99' | 'failed', Kpi>
   throughput: ChartFigure
   latency: ChartFigure
+  replicaChart: ChartFigure
   routes: HTMLElement
   replicas: HTMLElement
   total: HTMLElement
@@ -155,8 +158,9 @@ export function createCard(name: string): Card {
     ['tone-2', 'p95', 'legend-p95'],
     ['tone-3', 'p99', 'legend-p99'],
   ])
+  const replicaChart = chartFigure('Replicas', 'replicas-chart', [['tone-1', 'replicas', 'legend-replicas']])
   const routes = el('div', { class: 'routes' })
-  const replicas = el('span', { class: 'pill' })
+  const replicas = el('span', { class: 'pill', 'data-testid': 'replicas', 'data-value': '' })
   const total = el('span', { class: 'pill', 'data-testid': 'requests-total', 'data-value': '' })
   const methods = el('div', { class: 'methods' })
   const methodsEmpty = el('p', { class: 'muted methods-empty' }, ['No batched methods reported yet: a replica lists them once it has started.'])
@@ -166,11 +170,11 @@ export function createCard(name: string): Card {
     el('header', { class: 'card-head' }, [el('div', { class: 'title' }, [el('h2', {}, [name]), replicas, total]), routes]),
     idleNote,
     el('div', { class: 'kpis' }, Object.values(kpis).map((k) => k.node)),
-    el('div', { class: 'charts' }, [throughput.figure, latency.figure]),
+    el('div', { class: 'charts' }, [throughput.figure, latency.figure, replicaChart.figure]),
     methods,
     el('footer', { class: 'card-foot' }, [el('span', { class: 'eyebrow' }, ['Deployment options']), options]),
   ])
-  return { root, kpis, throughput, latency, routes, replicas, total, methods, methodsEmpty, options, idleNote, methodViews: new Map() }
+  return { root, kpis, throughput, latency, replicaChart, routes, replicas, total, methods, methodsEmpty, options, idleNote, methodViews: new Map() }
 }
 
 function createMethod(name: string): MethodView {
@@ -212,7 +216,9 @@ export function updateCard(card: Card, d: DeploymentModel, history: History, now
     (d.routes.length
       ? 'Requests to ' + d.routes.map((r) => r.method + ' ' + r.path).join(' or ') + ' show up here within a second.'
       : 'Calls through a handle show up here within a second.')
-  card.replicas.textContent = d.replicas ? d.replicas + (d.replicas === 1 ? ' replica' : ' replicas') : 'not started'
+  card.replicas.textContent = d.replicas === null ? 'not started' : d.replicas + (d.replicas === 1 ? ' replica' : ' replicas')
+  card.replicas.setAttribute('data-value', d.replicas === null ? '' : String(d.replicas))
+  setLegend(card.replicaChart, 'legend-replicas', formatCount(d.replicas))
   card.total.textContent = formatCount(d.requestsTotal ?? 0) + ' requests'
   card.total.setAttribute('data-value', String(d.requestsTotal ?? 0))
   card.routes.replaceChildren(
@@ -256,6 +262,16 @@ export function updateCard(card: Card, d: DeploymentModel, history: History, now
       { tone: 'tone-2', points: history.p95 },
       { tone: 'tone-3', points: history.p99 },
     ],
+  })
+
+  // Autoscaling: the count over time (flat for a fixed numReplicas).
+  drawLineChart(card.replicaChart.chart, {
+    now,
+    windowS,
+    format: (value) => formatCount(value),
+    minMax: 1,
+    empty: 'no count reported',
+    series: [{ tone: 'tone-1', area: true, points: history.replicas }],
   })
 
   // Place method views first, then draw: the charts size themselves to their laid-out width.

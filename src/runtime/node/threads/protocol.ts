@@ -50,6 +50,8 @@ export type ToWorker =
   | { type: 'invoke'; id: number; method: string; args: unknown[]; deadline: number | undefined }
   | { type: 'abort'; id: number }
   | { type: 'admin'; id: number; query: AdminQuery }
+  /** Autoscaling removed this idle replica: dispose of its instance and say `stopped`; the thread is ended then. */
+  | { type: 'stop' }
 
 /** A call's outcome that crosses as one message: not a stream. */
 export type WholeOutcome = Exclude<Outcome, { stream: ReadableStream<Uint8Array> }>
@@ -69,3 +71,4 @@ export type FromWorker =
   | { type: 'metrics'; id: number; snapshot: MetricsSnapshot }
   | { type: 'health'; id: number; health: ReplicaHealth }
   | { type: 'describe'; id: number; description: ReplicaDescription }
+  | { type: 'stopped' }

@@ -102,6 +102,8 @@ interface Exchange {
   body?: ReadableStreamDefaultController<Uint8Array>
   /** Drop the abort listener and the deadline timer. */
   done(): void
+  /** The thread it was sent to: only that thread's end fails it. */
+  worker: Worker | undefined
 }
 
 /**
@@ -143,6 +145,7 @@ export class ThreadReplica implements ReplicaEndpoint {
       const worker = new Worker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name, execArgv: WORKER_EXEC_ARGV })
       this.#worker = worker
       worker.on('message', (message: FromWorker) => {
+        if (message.type === 'stopped') return // stop() listens for it
         if (message.type === 'ready') resolve()
         else if (message.type === 'failed') {
           reject(new Error(`replica ${this.name} could not start in its thread: ${message.message}`))
@@ -213,6 +216,35 @@ export class ThreadReplica implements ReplicaEndpoint {
     return answer.description
   }
 
+  /**
+   * Autoscaling took this replica out of service and it holds no request:
+   * its instance's `dispose()` runs in the thread, then the thread ends. The
+   * thread is let go of first, so a request routed here meanwhile (scaled up
+   * again) starts a fresh one rather than meeting a dying one.
+   */
+  async stop(): Promise<void> {
+    const worker = this.#worker
+    const ready = this.#ready
+    if (!worker || !ready) return
+    this.#worker = undefined
+    this.#ready = undefined
+    try {
+      await ready
+      await new Promise<void>((resolve) => {
+        worker.on('message', (message: FromWorker) => {
+          if (message.type === 'stopped') resolve()
+        })
+        worker.once('exit', () => resolve())
+        worker.postMessage({ type: 'stop' } satisfies ToWorker)
+      })
+    } catch {
+      // It never started, or crashed: nothing left to dispose of.
+    } finally {
+      await worker.terminate()
+      this.#lost(worker, new Error('stopped by the autoscaler'))
+    }
+  }
+
   async terminate(): Promise<void> {
     this.#closed = true
     const worker = this.#worker
@@ -240,6 +272,7 @@ export class ThreadReplica implements ReplicaEndpoint {
       const abort = () => this.#post({ type: 'abort', id })
       let timer: ReturnType<typeof setTimeout> | undefined
       const exchange: Exchange = {
+        worker: this.#worker,
         resolve: (answer, body) => resolve({ answer, body }),
         reject,
         done: () => {
@@ -276,7 +309,7 @@ export class ThreadReplica implements ReplicaEndpoint {
     finish(exchange)
   }
 
-  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' }>): void {
+  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' | 'stopped' }>): void {
     const exchange = this.#exchanges.get(message.id)
     if (!exchange) return
     switch (message.type) {
@@ -308,11 +341,13 @@ export class ThreadReplica implements ReplicaEndpoint {
 
   /** The worker is gone: fail what it held; the next request starts a new one. */
   #lost(worker: Worker, cause: Error): void {
-    if (this.#worker !== worker) return
-    this.#worker = undefined
-    this.#ready = undefined
+    if (this.#worker === worker) {
+      this.#worker = undefined
+      this.#ready = undefined
+    }
     const error = new ReplicaUnavailableError(`replica ${this.name} stopped while serving this request (its thread ended)`, { cause })
-    for (const id of [...this.#exchanges.keys()]) {
+    for (const [id, exchange] of [...this.#exchanges]) {
+      if (exchange.worker !== worker) continue
       this.#settle(id, (it) => {
         it.body?.error(error)
         it.reject(error)

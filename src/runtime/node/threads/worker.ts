@@ -103,6 +103,9 @@ function handle(replica: Replica, message: ToWorker): void {
     }
     case 'admin':
       void serveAdmin(replica, message)
+      return
+    case 'stop':
+      void replica.stop().then(() => post({ type: 'stopped' }))
   }
 }
 
