@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHROMIUM, requireChromium } from '../support/chromium.js'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
-import { app, ocrStages } from '../../examples/ocr/app.js'
+import { app } from '../../examples/ocr/app.js'
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 
 const RECEIPT = fileURLToPath(new URL('../fixtures/ocr-pages/receipt.png', import.meta.url))
@@ -20,7 +20,7 @@ let server: RunningServer | undefined
 let browser: Browser | undefined
 beforeAll(async () => {
   requireChromium()
-  server = await serve(app, { port: 0, name: 'ocr-page', deployments: ocrStages, handleSignals: false })
+  server = await serve(app, { port: 0, name: 'ocr-page', handleSignals: false })
   const { chromium } = await import('playwright-core')
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--disable-gpu'], timeout: 20_000 })
 })

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { encode as encodePng } from 'fast-png'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
-import { app, ocrStages } from '../../examples/ocr/app.js'
+import { app } from '../../examples/ocr/app.js'
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 import { buildPageFixtures, type PageEntry } from '../../scripts/models/ocr/pages.js'
 import { characterErrorRate, withSpaces, withoutSpaces } from '../support/ocr-cer.js'
@@ -19,7 +19,7 @@ const typeOf = (file: string) => (file.endsWith('.jpg') ? 'image/jpeg' : 'image/
 
 let server: RunningServer
 beforeAll(async () => {
-  server = await serve(app, { port: 0, name: 'ocr-node', deployments: ocrStages, handleSignals: false })
+  server = await serve(app, { port: 0, name: 'ocr-node', handleSignals: false })
 })
 afterAll(async () => {
   await server.close()
