@@ -93,6 +93,19 @@ describe('model composition', () => {
     expect(seen).toEqual([1, 2, 3])
   })
 
+  it('.bind() takes, for a handle parameter, a deployment of the class it calls and no other (checked by tsc)', () => {
+    class Other {
+      run(x: number): number {
+        return x
+      }
+    }
+    // @ts-expect-error Other is not Stage: a handle to it would not have Stage's methods
+    const wrong = deployment(FanOut).bind(deployment(Other))
+    const right = deployment(FanOut).bind(stage)
+    expect(right.args).toEqual([stage])
+    expect(wrong.args).toHaveLength(1)
+  })
+
   it('a request past its requestTimeoutS gets 504, and its queued stage calls leave the queue', async () => {
     const answer = fetch(`${server.url}/fan-out-timeout?from=100`)
     await fannedOut(100)
