@@ -6,8 +6,8 @@ export default defineConfig({
   ...sourceResolve,
   test: {
     include: ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/node/**/*.test.ts', 'test/workers/**/*.test.ts', 'test/browser/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-    // serve() and the demo Worker import the generated dashboard page.
-    globalSetup: ['test/setup/build-dashboard.ts'],
+    // serve(), the demo Worker and the OCR example import the generated pages.
+    globalSetup: ['test/setup/build-pages.ts'],
     poolOptions: sourcePoolOptions,
     env: sourceEnv,
     testTimeout: 30_000,

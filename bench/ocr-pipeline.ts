@@ -2,22 +2,31 @@
  * The OCR pipeline served on Node (`POST /ocr`, real HTTP on loopback):
  * pages/s and p50/p99 latency at concurrency 1, 8 and 32, with the
  * recognizer unbatched (one `session.run` per line, the shipped default on
- * WebAssembly) against batched (8 lines per run, keyed by width bucket), and each stage's share of the
- * model time (from the batches' execution seconds in /-/metrics).
+ * WebAssembly) against batched (8 lines per run, keyed by width bucket), each
+ * stage's share of the model time (from the batches' execution seconds in
+ * /-/metrics), and the pipeline's limit in process: the same pipeline code
+ * with each stage's instance called directly (no HTTP, no handles, no
+ * router), best pages/s over concurrency 1, 2 and 4.
  *
- *   npx tsx bench/ocr-pipeline.ts [--quick] [--pages N] [--concurrency 1,8,32]
+ *   npx tsx --conditions=edgeserve-source bench/ocr-pipeline.ts [--quick] [--pages N] [--concurrency 1,8,32]
  *
- * Prints a markdown table, then one JSON line with every row. Pages are the
- * accuracy fixtures (test/fixtures/ocr-pages), sent round-robin.
+ * Prints a markdown table, then one JSON line with every row. Run alone, it
+ * also merges its section into bench/results/latest.json and regenerates
+ * docs/benchmarks.md from it; `npm run bench` passes `--print-only` and
+ * writes the whole file itself. Pages are the accuracy fixtures
+ * (test/fixtures/ocr-pages), sent round-robin.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { Hono } from 'hono'
+import { ingress, type Deployment } from '../src/index.js'
 import { serve } from '../src/runtime/node/index.js'
-import { app } from '../examples/ocr/app.js'
 import { ocrDirection } from '../examples/ocr-direction/classifier.js'
-import { textDetector } from '../examples/ocr/detector.js'
 import { textRecognizer } from '../examples/ocr/recognizer.js'
-import type { Deployment } from '../src/index.js'
-import { argValue, percentile, quick } from './lib.js'
+import { ocrPipeline } from '../examples/ocr/pipeline.js'
+import { textDetector } from '../examples/ocr/detector.js'
+import { argValue, percentile, quick, ROOT } from './lib.js'
+import { inProcessPipelineLimit, type PipelineLimit } from './ocr-pipeline-limit.js'
+import { renderReport } from './report.js'
 
 const dir = new URL('../test/fixtures/ocr-pages/', import.meta.url)
 const manifest = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8')) as { pages: { file: string }[] }
@@ -51,10 +60,13 @@ interface Row {
   p99Ms: number
   /** Share of the model time per stage. */
   split: Record<string, number>
+  /** pagesPerS over the in-process limit's. */
+  vsLimit: number
 }
 
-async function measure(label: string, recognizer: Deployment): Promise<Row[]> {
-  const server = await serve(app, { port: 0, name: `ocr-bench-${label}`, deployments: [textDetector, ocrDirection, recognizer], handleSignals: false, dashboard: false })
+async function measure(label: string, pipeline: Deployment, limit: PipelineLimit): Promise<Row[]> {
+  const app = new Hono().post('/ocr', ingress(pipeline))
+  const server = await serve(app, { port: 0, name: `ocr-bench-${label}`, handleSignals: false, dashboard: false })
   const post = async (i: number): Promise<number> => {
     const page = pages[i % pages.length]!
     const t0 = performance.now()
@@ -88,6 +100,7 @@ async function measure(label: string, recognizer: Deployment): Promise<Row[]> {
         p50Ms: percentile(latencies, 50),
         p99Ms: percentile(latencies, 99),
         split: Object.fromEntries(Object.entries(spent).map(([s, v]) => [s, total > 0 ? v / total : 0])),
+        vsLimit: latencies.length / wall / limit.pagesPerS,
       })
     }
     return rows
@@ -96,17 +109,41 @@ async function measure(label: string, recognizer: Deployment): Promise<Row[]> {
   }
 }
 
+const limit = await inProcessPipelineLimit(pages, pagesPerRow)
 const rows = [
-  // The shipped default runs each line alone; batched groups lines by width bucket, 8 per run.
-  ...(await measure('unbatched', textRecognizer)),
-  ...(await measure('batched', textRecognizer.bind({ maxBatchSize: 8 }))),
+  // The shipped pipeline runs each line alone; batched binds a recognizer that groups lines by width bucket, 8 per run.
+  ...(await measure('unbatched', ocrPipeline, limit)),
+  ...(await measure('batched', ocrPipeline.bind(textDetector, ocrDirection, textRecognizer.bind({ maxBatchSize: 8 })), limit)),
 ]
 const pct = (x: number | undefined): string => `${Math.round((x ?? 0) * 100)}%`
-console.log('| recognizer | c | pages/s | p50 ms | p99 ms | detect | classify | recognize |')
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+console.log(`In-process limit: ${limit.pagesPerS.toFixed(2)} pages/s (concurrency ${limit.concurrency})`)
+console.log('| recognizer | c | pages/s | p50 ms | p99 ms | over limit | detect | classify | recognize |')
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
 for (const r of rows) {
   console.log(
-    `| ${r.recognizer} | ${r.concurrency} | ${r.pagesPerS.toFixed(2)} | ${r.p50Ms.toFixed(0)} | ${r.p99Ms.toFixed(0)} | ${pct(r.split.detect)} | ${pct(r.split.classify)} | ${pct(r.split.recognize)} |`,
+    `| ${r.recognizer} | ${r.concurrency} | ${r.pagesPerS.toFixed(2)} | ${r.p50Ms.toFixed(0)} | ${r.p99Ms.toFixed(0)} | ${r.vsLimit.toFixed(2)} | ${pct(r.split.detect)} | ${pct(r.split.classify)} | ${pct(r.split.recognize)} |`,
   )
 }
-console.log(JSON.stringify({ bench: 'ocr-pipeline', pagesPerRow, rows }))
+const section = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', pagesPerRow, limit, rows }
+if (!process.argv.includes('--print-only')) mergeIntoResults(section)
+console.log(JSON.stringify(section))
+
+/**
+ * Run alone: put this section into bench/results/latest.json in place of
+ * the last one, and regenerate docs/benchmarks.md, so the rows land without
+ * a whole `npm run bench`. Without a latest.json there is no report to
+ * regenerate: the section goes to bench/results/ocr-pipeline.json.
+ */
+function mergeIntoResults(run: typeof section): void {
+  const latest = `${ROOT}/bench/results/latest.json`
+  if (!existsSync(latest)) {
+    writeFileSync(`${ROOT}/bench/results/ocr-pipeline.json`, JSON.stringify(run, null, 2) + '\n')
+    console.error('bench/ocr-pipeline: no bench/results/latest.json to merge into; wrote bench/results/ocr-pipeline.json')
+    return
+  }
+  const results = { ...(JSON.parse(readFileSync(latest, 'utf8')) as Record<string, unknown>), ocrPipeline: run }
+  writeFileSync(latest, JSON.stringify(results, null, 2) + '\n')
+  const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'), readFileSync(`${ROOT}/bench/limits.md`, 'utf8'))
+  writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)
+  console.error('bench/ocr-pipeline: merged into bench/results/latest.json and regenerated docs/benchmarks.md')
+}

@@ -175,11 +175,11 @@ try {
 
 // 4b. The OCR pipeline (three deployments through handles), its own server and load.
 // At about a page a second it does not fit the quick run.
-type OcrPipelineRun = { pagesPerRow: number; rows: { recognizer: string; concurrency: number; pagesPerS: number; p50Ms: number; p99Ms: number; split: Record<string, number> }[] }
-let ocrPipeline: OcrPipelineRun | undefined
+let ocrPipeline: unknown
 if (!quick) {
   log('OCR pipeline')
-  ocrPipeline = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', [])
+  // --print-only: this run writes latest.json and the report itself.
+  ocrPipeline = await runJsonChild<unknown>('bench/ocr-pipeline.ts', ['--print-only'])
 }
 
 // 4c. Autoscaling under a step load (idle, c=64, idle), against a fixed maximum: about a minute, so full runs only.

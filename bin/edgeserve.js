@@ -24,9 +24,9 @@ if (fromSource) {
     'export function resolve(specifier, context, next) {' +
     " return next(specifier, { ...context, conditions: [...context.conditions, 'edgeserve-source'] }) }"
   register(`data:text/javascript,${encodeURIComponent(addSourceCondition)}`)
-  // serve() serves the dashboard page, which the repository generates rather than keeps in git.
-  const { buildDashboard } = await import('../scripts/build-dashboard.ts')
-  await buildDashboard()
+  // serve() serves the dashboard page (and the OCR example its upload page), which the repository generates rather than keeps in git.
+  const { buildPages } = await import('../scripts/build-pages.ts')
+  await buildPages()
 }
 
 const cli = fromSource ? '../src/runtime/node/cli.ts' : '../dist/src/runtime/node/cli.js'

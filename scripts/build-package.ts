@@ -2,7 +2,7 @@
  * Builds what the npm package ships: `npm run build` (and `npm pack` /
  * `npm publish`, through the prepack script).
  *
- * - the dashboard page (scripts/build-dashboard.ts), copied to
+ * - the dashboard page (scripts/build-pages.ts), copied to
  *   dist/generated/dashboard-page.js, where package.json's "#dashboard-page"
  *   import points outside the repository;
  * - tsc (tsconfig.build.json): ES modules and declarations for src/ and
@@ -20,7 +20,7 @@ import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildDashboard } from './build-dashboard.js'
+import { DASHBOARD, buildPage } from './build-pages.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIST = join(ROOT, 'dist')
@@ -54,7 +54,7 @@ function sizeOf(dir: string): { files: number; bytes: number } {
 }
 
 async function buildPackage(): Promise<{ files: number; bytes: number }> {
-  await buildDashboard()
+  await buildPage(DASHBOARD)
   // A stale file from a renamed module must not ship: start from nothing.
   rmSync(DIST, { recursive: true, force: true })
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')

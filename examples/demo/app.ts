@@ -12,7 +12,6 @@ import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
 import { ocrPageResponse } from '../ocr/page.js'
 import { ocrPipeline } from '../ocr/pipeline.js'
-export { ocrStages } from '../ocr/app.js'
 
 export const app = new Hono()
 // Errors are JSON everywhere, unknown routes and wrong methods included, like the deployments' own.
@@ -43,7 +42,7 @@ app.post('/predict', ingress(housePrice))
 app.get('/generate', ingress(textGenerator))
 app.get('/generate/stream', ingress(textGenerator))
 app.post('/ocr/direction', ingress(ocrDirection))
-// The pipeline's stages are reached through handles: serve() and serveWorker() are given them as `ocrStages`.
+// The pipeline's stages are bound into it, so serve() and serveWorker() host them too.
 app.post('/ocr', ingress(ocrPipeline))
 app.get('/ocr', () => ocrPageResponse())
 

@@ -6,7 +6,7 @@
 import { durableObject, serveWorker } from 'edgeserve/workers'
 // The live dashboard at /-/dashboard: a Worker ships the page only when it imports it.
 import { dashboard } from 'edgeserve/dashboard'
-import { app, ocrStages } from './app.js'
+import { app } from './app.js'
 import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
 import { scaledAdder } from '../autoscaling/scaled-adder.js'
@@ -17,7 +17,7 @@ import { textDetector } from '../ocr/detector.js'
 import { ocrPipeline } from '../ocr/pipeline.js'
 import { textRecognizer } from '../ocr/recognizer.js'
 
-export default serveWorker(app, { dashboard, deployments: ocrStages })
+export default serveWorker(app, { dashboard })
 
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)

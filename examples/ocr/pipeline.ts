@@ -1,16 +1,16 @@
 import { toRgb } from './rgb.js'
-import { HTTPError, deployment, getHandle, readBody, replicaContext } from 'edgeserve'
-import { ocrDirection } from '../ocr-direction/classifier.js'
+import { HTTPError, deployment, readBody, type DeploymentHandle } from 'edgeserve'
+import { ocrDirection, type TextDirectionClassifier } from '../ocr-direction/classifier.js'
 import { ImageDecodeError, decodeImage, type RgbImage } from '../ocr-direction/image.js'
 import { shouldRotate, type ClsResult } from '../ocr-direction/postprocess.js'
 import { clsPreprocess } from '../ocr-direction/preprocess.js'
 import { cropQuad, rotateHalf } from './crop.js'
 import { resizeForDetection } from './detect-input.js'
-import { textDetector } from './detector.js'
+import { textDetector, type TextDetector } from './detector.js'
 import type { Quad } from './geometry.js'
 import { readingOrder } from './reading-order.js'
 import { resizeForRecognition } from './recognize-input.js'
-import { textRecognizer } from './recognizer.js'
+import { textRecognizer, type TextRecognizer } from './recognizer.js'
 
 /** Pages are photos and scans: 15 MB covers a 16-megapixel JPEG. */
 export const OCR_BODY_LIMIT = 15 * 1024 * 1024
@@ -39,12 +39,17 @@ export interface OcrResult {
  * goes to the direction classifier and then to the recognizer at once, and
  * the answers are gathered back in reading order. The lines of one page,
  * and of every page in flight, meet in the recognizer's batches.
+ *
+ * The stages come through `.bind()`, as Ray's
+ * `Ingress.bind(Detector.bind(), ...)`: the runtime hosts every deployment
+ * bound here, and the constructor receives handles to them.
  */
 export class OcrPipeline {
-  readonly #env = replicaContext().env
-  readonly #detector = getHandle(textDetector, this.#env)
-  readonly #direction = getHandle(ocrDirection, this.#env)
-  readonly #recognizer = getHandle(textRecognizer, this.#env)
+  constructor(
+    private readonly detector: DeploymentHandle<TextDetector>,
+    private readonly direction: DeploymentHandle<TextDirectionClassifier>,
+    private readonly recognizer: DeploymentHandle<TextRecognizer>,
+  ) {}
 
   async fetch(request: Request): Promise<OcrResult> {
     const type = request.headers.get('content-type')
@@ -65,13 +70,13 @@ export class OcrPipeline {
 
   /** Read a decoded page. */
   async read(page: RgbImage): Promise<OcrResult> {
-    const found = await this.#detector.detect.remote({ page: resizeForDetection(page), pageWidth: page.width, pageHeight: page.height })
+    const found = await this.detector.detect.remote({ page: resizeForDetection(page), pageWidth: page.width, pageHeight: page.height })
     const crops = found.map(({ box }) => ({ box, crop: cropQuad(page, box) }))
-    const directions = await Promise.all(crops.map(({ crop }) => this.#direction.classify.remote(clsPreprocess(crop))))
+    const directions = await Promise.all(crops.map(({ crop }) => this.direction.classify.remote(clsPreprocess(crop))))
     const turned = isTurned(crops.map(({ crop }, i) => ({ width: crop.width, direction: directions[i]! })))
     const lines = await Promise.all(
       crops.map(async ({ box, crop }): Promise<OcrLine> => {
-        const { text, confidence } = await this.#recognizer.recognize.remote(resizeForRecognition(turned ? rotateHalf(crop) : crop))
+        const { text, confidence } = await this.recognizer.recognize.remote(resizeForRecognition(turned ? rotateHalf(crop) : crop))
         return { text, confidence, box, angle: turned ? 180 : 0 }
       }),
     )
@@ -98,4 +103,9 @@ function isTurned(lines: readonly { width: number; direction: ClsResult }[]): bo
   return turned > upright
 }
 
-export const ocrPipeline = deployment(OcrPipeline, { requestTimeoutS: 60 })
+/**
+ * The pipeline as served: its three stages bound in. Bind other variants of
+ * the stages for experiments, e.g. the recognizer batched by width bucket:
+ * `deployment(OcrPipeline).bind(textDetector, ocrDirection, textRecognizer.bind({ maxBatchSize: 8 }))`.
+ */
+export const ocrPipeline = deployment(OcrPipeline, { requestTimeoutS: 60 }).bind(textDetector, ocrDirection, textRecognizer)

@@ -54,6 +54,16 @@ function missed(): RequestContext | undefined {
   return inFlight.count === 1 ? inFlight.head!.context : undefined
 }
 
+/**
+ * Track every request across awaits from now on. A replica that calls other
+ * deployments through handles asks for it when it is constructed: its calls
+ * come after awaits, and the lazy switch above would miss the requests
+ * already in flight when it first happens.
+ */
+export function trackAcrossAwaits(): void {
+  storage ??= new AsyncLocalStorage<RequestContext>()
+}
+
 /** Run the user's method for one request or call with `context` as its ambient context. */
 export async function runInContext<R>(context: RequestContext, fn: () => R | Promise<R>): Promise<R> {
   const entry = new InFlight(context)

@@ -1,3 +1,4 @@
+import type { HandleMarker } from './handle-marker.js'
 import { getValidDeploymentOptions, type DeploymentOptions, type ResolvedDeploymentOptions } from './options.js'
 
 /** What a replica knows about itself: see `replicaContext()`. */
@@ -10,7 +11,8 @@ export interface ReplicaContext<Env = unknown> {
   env: Env
 }
 
-let constructing: ReplicaContext | undefined
+/** The replica being constructed, and whether its constructor made handles (see `noteHandleMade`). */
+let constructing: { context: ReplicaContext; composes: boolean } | undefined
 
 /**
  * The replica being constructed: call it in the constructor or a field
@@ -21,18 +23,33 @@ export function replicaContext<Env = unknown>(): ReplicaContext<Env> {
   if (!constructing) {
     throw new Error('replicaContext() is only available while a replica is being constructed; keep what you need in a field')
   }
-  return constructing as ReplicaContext<Env>
+  return constructing.context as ReplicaContext<Env>
 }
 
-/** Construct a replica's instance with its context in reach. */
-export function constructReplica(deployment: Deployment, context: ReplicaContext): object {
+/**
+ * getHandle() calls this. A replica whose constructor makes handles calls
+ * other deployments, so its requests' cancellation must follow it into those
+ * calls (see `Replica`).
+ */
+export function noteHandleMade(): void {
+  if (constructing) constructing.composes = true
+}
+
+/**
+ * Construct a replica's instance with its context in reach, from `args`
+ * (the deployment's bound arguments, with bound deployments already turned
+ * into handles). `composes`: the constructor made handles.
+ */
+export function constructReplica(deployment: Deployment, context: ReplicaContext, args: readonly unknown[]): { instance: object; composes: boolean } {
   // DeploymentClass is typed `abstract new` so that any class type-checks in deployment(); the
-  // one place edgeserve constructs it needs it concrete, with the arguments .bind() gave.
+  // one place edgeserve constructs it needs it concrete.
   const Class = deployment.cls as unknown as new (...args: unknown[]) => object
   const outer = constructing
-  constructing = context
+  const current = { context, composes: false }
+  constructing = current
   try {
-    return new Class(...deployment.args)
+    const instance = new Class(...args)
+    return { instance, composes: current.composes }
   } finally {
     constructing = outer
   }
@@ -41,8 +58,27 @@ export function constructReplica(deployment: Deployment, context: ReplicaContext
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type DeploymentClass = abstract new (...args: any[]) => object
 
-/** Constructor arguments that `.bind()` takes. */
-export type BindArgs<C extends DeploymentClass> = ConstructorParameters<C>
+/**
+ * Constructor arguments that `.bind()` takes: the constructor's own, where a
+ * parameter typed `DeploymentHandle<X>` also takes a deployment of class X.
+ * Ray's model composition: `ingress.bind(detector, recognizer)` hosts the
+ * bound deployments with the app, and the constructor receives handles.
+ */
+export type BindArgs<C extends DeploymentClass> = BindArgList<ConstructorParameters<C>>
+
+/** Mapped over a type parameter, so that a tuple stays a tuple (optional and rest parameters included). */
+type BindArgList<P extends readonly unknown[]> = { [K in keyof P]: BindArg<P[K]> }
+
+/** One argument of `.bind()`: the value itself, or for a handle parameter the deployment it calls. */
+export type BindArg<T> =
+  T extends HandleMarker<infer I>
+    ? unknown extends I
+      ? T
+      : I extends object
+        ? // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          T | Deployment<abstract new (...args: any[]) => I>
+        : T
+    : T
 
 export interface Deployment<C extends DeploymentClass = DeploymentClass> {
   readonly name: string
@@ -96,6 +132,25 @@ function fromResolved(options: ResolvedDeploymentOptions, changes: DeploymentOpt
     ...(requestTimeoutS === undefined ? {} : { requestTimeoutS }),
     ...(batching ? { batching } : {}),
   }
+}
+
+/**
+ * The deployments `deployment` reaches through `.bind()` arguments, and the
+ * ones those reach, in order of first appearance (`deployment` itself not
+ * included unless bound into itself).
+ */
+export function boundDeployments(deployment: Deployment): Deployment[] {
+  const found: Deployment[] = []
+  const visit = (d: Deployment) => {
+    for (const arg of d.args) {
+      if (isDeployment(arg) && !found.includes(arg)) {
+        found.push(arg)
+        visit(arg)
+      }
+    }
+  }
+  visit(deployment)
+  return found
 }
 
 export function isDeployment(value: unknown): value is Deployment {

@@ -1,21 +1,42 @@
 import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { getValidSeconds } from '../batching/options.js'
-import type { Deployment, InstanceOf } from './deployment.js'
+import type { CancelSignal } from '../batching/cancel-signal.js'
+import { currentRequest } from './context.js'
+import { noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
+import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
 import { unwrap, type Outcome } from './outcome.js'
 
 /**
  * The result of `handle.method.remote(...)`. The call starts at once; await
  * the response, or `.result({ timeoutS })`, or `.cancel()` it.
+ *
+ * A call made while a replica serves a request is that request's child, as
+ * in Ray Serve: when the request is cancelled (the client went away, the
+ * caller cancelled its own handle call) the child is cancelled too, and it
+ * carries the request's deadline, so a call still queued in a batch leaves
+ * its queue rather than running for nobody.
  */
 export class DeploymentResponse<R> implements PromiseLike<R>, AsyncIterable<StreamItem<R>> {
   private readonly controller = new AbortController()
   private readonly promise: Promise<R>
 
-  constructor(start: (signal: AbortSignal) => Promise<R>) {
+  /** `parent`: the signal of the request this call is made for; its abort cancels this call. */
+  constructor(start: (signal: AbortSignal) => Promise<R>, parent?: CancelSignal) {
+    if (parent?.aborted) this.cancelFor(parent)
     this.promise = start(this.controller.signal)
     // The caller may never await a cancelled or fire-and-forget call.
     this.promise.catch(() => undefined)
+    if (parent && !parent.aborted) {
+      const onAbort = () => this.cancelFor(parent)
+      parent.addEventListener('abort', onAbort, { once: true })
+      const forget = () => parent.removeEventListener('abort', onAbort)
+      this.promise.then(forget, forget)
+    }
+  }
+
+  private cancelFor(parent: CancelSignal): void {
+    this.controller.abort(new RequestCancelledError('the request that made this handle call was cancelled', { cause: parent.reason }))
   }
 
   then<A = R, B = never>(
@@ -80,10 +101,14 @@ export type DeploymentHandle<I> = {
   readonly [K in CallableKeys<I>]: I[K] extends (...args: infer A) => infer R
     ? { remote(...args: A): DeploymentResponse<Awaited<R>> }
     : never
-}
+} & HandleMarker<I>
 
-/** How a handle reaches a replica: in-process, on a worker thread, over Durable Object RPC, or over HTTP. */
-export type Invoke = (method: string, args: unknown[], signal: AbortSignal) => Promise<Outcome>
+/**
+ * How a handle reaches a replica: in-process, on a worker thread, over
+ * Durable Object RPC, or over HTTP. `deadline` (epoch ms) is the calling
+ * request's, when the call is made inside one.
+ */
+export type Invoke = (method: string, args: unknown[], signal: AbortSignal, deadline?: number) => Promise<Outcome>
 
 /** A typed proxy whose `name.remote(...args)` goes through `invoke`. */
 export function makeHandle<I>(invoke: Invoke): DeploymentHandle<I> {
@@ -95,7 +120,11 @@ export function makeHandle<I>(invoke: Invoke): DeploymentHandle<I> {
       let method = methods.get(property)
       if (!method) {
         method = {
-          remote: (...args: unknown[]) => new DeploymentResponse((signal) => invoke(property, args, signal).then(unwrap)),
+          remote: (...args: unknown[]) => {
+            // Inside a replica serving a request, the call is that request's child (see DeploymentResponse).
+            const parent = currentRequest()
+            return new DeploymentResponse((signal) => invoke(property, args, signal, parent?.deadline).then(unwrap), parent?.signal)
+          },
         }
         methods.set(property, method)
       }
@@ -118,6 +147,7 @@ export function getHandle<D extends Deployment>(
   env: unknown,
   options: HandleOptions = {},
 ): DeploymentHandle<InstanceOf<D>> {
+  noteHandleMade()
   return makeHandle<InstanceOf<D>>(callThrough(() => replicaSetOf(env, deployment), options))
 }
 
@@ -133,14 +163,14 @@ export interface HandleOptions {
 /** Handle calls through a deployment's router, held to the same limits as HTTP requests. */
 export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions = {}): Invoke {
   const idempotent = options.idempotent === true
-  return async (method, args, signal) => {
+  return async (method, args, signal, deadline) => {
     const { router, replicas, scaling } = replicaSet()
     if (scaling.beforeRoute) await scaling.beforeRoute()
     let replica = router.tryAcquire()
-    if (replica < 0) replica = await router.acquire(signal)
+    if (replica < 0) replica = await router.acquire(signal, deadline)
     try {
       if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-      return await replicas[replica]!.invoke(method, args, { signal, idempotent })
+      return await replicas[replica]!.invoke(method, args, { signal, idempotent, deadline })
     } finally {
       router.release(replica)
     }

@@ -3,9 +3,10 @@ import { HTTPError } from '../errors.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
-import { runInContext, type RequestContext } from './context.js'
+import { runInContext, trackAcrossAwaits, type RequestContext } from './context.js'
 import { deadlineFrom, withDeadline } from './deadline.js'
-import { constructReplica, type Deployment, type ReplicaContext } from './deployment.js'
+import { constructReplica, isDeployment, type Deployment, type ReplicaContext } from './deployment.js'
+import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
 import { errorResponse, toResponse } from './responses.js'
@@ -27,7 +28,11 @@ const HEALTH_TIMEOUT_MS = 30_000
  */
 export class Replica implements ReplicaEndpoint {
   #instance: object | undefined
-  /** True when the instance has batched methods: only then must a request's context follow its awaits. */
+  /**
+   * True when the instance has batched methods or calls other deployments
+   * through handles: only then must a request's context (its signal and
+   * deadline) follow its awaits.
+   */
   #ambient = false
   #batchedFetch: BatchedFunction<Request, unknown> | undefined
   readonly #metrics: ReplicaMetrics
@@ -51,8 +56,16 @@ export class Replica implements ReplicaEndpoint {
   instance(): object {
     if (!this.#instance) {
       const context: ReplicaContext = { deployment: this.deployment.name, replica: this.index, env: this.env }
-      const instance = constructReplica(this.deployment, context)
-      this.#ambient = this.#metrics.attach(instance) > 0
+      // Ray's model composition: a deployment bound as an argument arrives as a handle to it.
+      const bound = this.deployment.args.some(isDeployment)
+      const args = bound ? this.deployment.args.map((arg) => (isDeployment(arg) ? getHandle(arg, this.env) : arg)) : this.deployment.args
+      const made = constructReplica(this.deployment, context, args)
+      const { instance } = made
+      const composes = bound || made.composes
+      // A composing deployment calls its handles after awaits (the body, the previous stage), where
+      // only AsyncLocalStorage still knows the request; switch it on before the first request runs.
+      if (composes) trackAcrossAwaits()
+      this.#ambient = this.#metrics.attach(instance) > 0 || composes
       this.#instance = instance
     }
     return this.#instance
@@ -130,7 +143,7 @@ export class Replica implements ReplicaEndpoint {
       const instance = this.instance()
       const fn = findCallable(instance, method)
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
-      const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
+      const deadline = earliest(call.deadline, deadlineFrom(this.deployment.options.requestTimeoutS))
       const work = this.#ambient
         ? runInContext(new ReplicaCallContext('handle', call, deadline), () => fn.apply(instance, args))
         : Promise.resolve(fn.apply(instance, args))
@@ -183,6 +196,11 @@ export class Replica implements ReplicaEndpoint {
 }
 
 const HTTP_ORIGIN = { origin: 'http' } as const
+
+/** The calling request's deadline (a handle call's) or this deployment's own, whichever comes first. */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
+}
 
 /**
  * The ambient context of one request or call inside the replica. The signal

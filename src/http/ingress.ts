@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import { deadlineFrom } from '../deployment/deadline.js'
-import type { Deployment } from '../deployment/deployment.js'
+import { boundDeployments, type Deployment } from '../deployment/deployment.js'
 import { replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
 import { HttpCall } from './http-call.js'
@@ -45,17 +45,25 @@ export function ingress(deployment: Deployment): IngressHandler {
   return Object.assign(handler, { [ingressDeployment]: deployment })
 }
 
-/** The deployments an app's routes forward to, by name. */
+/**
+ * The deployments an app's routes forward to, and the ones those are bound
+ * to (`ingress.bind(detector, recognizer)`: reached through handles), by name.
+ */
 export function deploymentsOf(app: { routes: readonly { handler: unknown }[] }): Map<string, Deployment> {
   const found = new Map<string, Deployment>()
   for (const route of app.routes) {
     const deployment = (route.handler as Partial<IngressHandler>)[ingressDeployment]
     if (!deployment) continue
-    const seen = found.get(deployment.name)
-    if (seen && seen.cls !== deployment.cls) {
-      throw new Error(`two different deployments are both named ${deployment.name}; give one of them another name`)
-    }
-    found.set(deployment.name, deployment)
+    for (const each of [deployment, ...boundDeployments(deployment)]) addDeployment(found, each)
   }
   return found
+}
+
+/** Add `deployment` under its name; another class already under that name is a mistake to report. */
+export function addDeployment(found: Map<string, Deployment>, deployment: Deployment): void {
+  const seen = found.get(deployment.name)
+  if (seen && seen.cls !== deployment.cls) {
+    throw new Error(`two different deployments are both named ${deployment.name}; give one of them another name`)
+  }
+  found.set(deployment.name, deployment)
 }

@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHROMIUM, requireChromium } from '../support/chromium.js'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
-import { app, ocrStages } from '../../examples/ocr/app.js'
+import { app } from '../../examples/ocr/app.js'
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 
 const RECEIPT = fileURLToPath(new URL('../fixtures/ocr-pages/receipt.png', import.meta.url))
@@ -20,7 +20,7 @@ let server: RunningServer | undefined
 let browser: Browser | undefined
 beforeAll(async () => {
   requireChromium()
-  server = await serve(app, { port: 0, name: 'ocr-page', deployments: ocrStages, handleSignals: false })
+  server = await serve(app, { port: 0, name: 'ocr-page', handleSignals: false })
   const { chromium } = await import('playwright-core')
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--disable-gpu'], timeout: 20_000 })
 })
@@ -37,6 +37,8 @@ describe('GET /ocr in Chromium', () => {
       if (message.type() === 'error') problems.push(message.text())
     })
     page.on('pageerror', (error) => problems.push(error.message))
+    const requests: string[] = []
+    page.on('request', (request) => requests.push(`${request.method()} ${request.url().replace(server!.url, '')}`))
     const response = await page.goto(`${server!.url}/ocr`)
     expect(response!.headers()['content-security-policy']).toMatch(/default-src 'none'; script-src 'sha256-/)
 
@@ -47,6 +49,7 @@ describe('GET /ocr in Chromium', () => {
     ).json()) as OcrResult
     expect(await page.getAttribute('#page', 'data-lines')).toBe(String(direct.lines.length))
     expect(await page.textContent('#text')).toBe(direct.text)
+    expect(await page.textContent('#status')).toBe(`${direct.lines.length} lines`)
     expect(await page.evaluate('[document.getElementById("page").width, document.getElementById("page").height]')).toEqual([480, 400])
     // The boxes are drawn: some pixel on the first box's top edge is the stroke colour.
     const [x, y] = direct.lines[0]!.box[0]
@@ -66,5 +69,7 @@ describe('GET /ocr in Chromium', () => {
     // Chromium logs the expected 422 itself; anything else (a CSP violation, a script error) fails.
     expect(problems.filter((p) => !p.includes('the server responded with a status of 422'))).toEqual([])
     expect(problems).toHaveLength(1)
+    // The page itself and its two posts: no script, stylesheet or icon fetched from anywhere.
+    expect(requests).toEqual(['GET /ocr', 'POST /ocr', 'POST /ocr'])
   })
 })

@@ -28,14 +28,13 @@
  * slow (5 s idle, 30 s on a busy 2-core machine): SwiftShader compiles every
  * shader on the CPU.
  */
-import { createReadStream, existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { basename, dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CHROMIUM, requireChromium } from '../support/chromium.js'
+import { requireChromium } from '../support/chromium.js'
+import { WEBGPU_FLAGS, bundlePage, launchChromium, serveFiles, type FileServer } from '../support/browser-page.js'
 import type { Browser, ConsoleMessage, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../examples/ocr-direction/image.js'
@@ -46,19 +45,13 @@ import { loadModel as loadModelNode, Tensor as NodeTensor } from '../../src/onnx
 import type { OcrManifest } from '../../scripts/models/ocr/fixtures.js'
 import type { Provider } from '../../src/onnx/model.js'
 import type { InputSpec, PageWindow, RunReport } from './onnx-page/main.js'
-import { SOURCE_CONDITION } from '../setup/source-conditions.js'
 import { mulberry32 } from '../support/prng.js'
 
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PAGE_ENTRY = fileURLToPath(new URL('./onnx-page/main.ts', import.meta.url))
 const FIXTURES = fileURLToPath(new URL('../fixtures/ocr/', import.meta.url))
-const ORT_DIST = dirname(createRequire(import.meta.url).resolve('onnxruntime-web'))
 const MODEL = defaultClsModelPath()
 
-/** The documented command line, minus what Playwright itself needs. */
-const BASE_FLAGS = ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run']
-const WEBGPU_FLAGS = ['--enable-unsafe-webgpu']
 /** WebGPU (SwiftShader) against WASM: both float32, different kernels and summation orders. */
 const WEBGPU_TOLERANCE = 1e-3
 
@@ -88,14 +81,6 @@ const INPUT = (() => {
 const INPUTS: InputSpec[] = [{ url: '/inputs/batch.f32', dims: INPUT.dims }]
 
 // --- helpers -------------------------------------------------------------------
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.map': 'application/json',
-}
 
 /** Largest |a - b| over two equally long arrays. */
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -131,30 +116,18 @@ interface PageLog {
 
 describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
   let dir: string | undefined
-  let server: Server | undefined
+  let server: FileServer | undefined
   let base = ''
   const browsers = new Set<Browser>()
   /** Paths the server had nothing for: a page asking for a file ORT needs shows up here. */
-  const misses: string[] = []
+  let misses: string[] = []
   /** Node's own result for the same model and inputs (src/onnx/node.ts). */
   let nodeOutputs: number[][] = []
 
   beforeAll(async () => {
     requireChromium()
     dir = await mkdtemp(join(tmpdir(), 'edgeserve-webgpu-'))
-    const { build } = await import('esbuild')
-    await build({
-      entryPoints: [PAGE_ENTRY],
-      outfile: join(dir, 'app', 'main.js'),
-      absWorkingDir: ROOT,
-      bundle: true,
-      platform: 'browser',
-      // The browser branch of edgeserve/onnx, from src/ (see test/setup/source-conditions.ts).
-      conditions: [SOURCE_CONDITION, 'browser'],
-      format: 'esm',
-      target: 'es2022',
-      logLevel: 'warning',
-    })
+    await bundlePage(PAGE_ENTRY, join(dir, 'app', 'main.js'))
     await writeFile(
       join(dir, 'index.html'),
       '<!doctype html>\n<meta charset="utf-8">\n<title>edgeserve/onnx</title>\n<script type="module" src="/app/main.js"></script>\n',
@@ -163,32 +136,17 @@ describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
     await writeFile(join(dir, 'batch.f32'), INPUT.data)
 
     // Only these paths exist: the page, the bundle, ORT's files next to it, the model and the inputs.
-    const routes = new Map<string, string>([
-      ['/', join(dir, 'index.html')],
-      ['/favicon.ico', join(dir, 'favicon.ico')],
-      ['/app/main.js', join(dir, 'app', 'main.js')],
-      ['/model.onnx', MODEL],
-      ['/inputs/batch.f32', join(dir, 'batch.f32')],
-    ])
-    server = createServer((request, response) => {
-      const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname
-      let file = routes.get(path)
-      const ortFile = /^\/app\/(ort[\w.-]*\.(?:mjs|wasm|map))$/.exec(path)?.[1]
-      if (!file && ortFile && existsSync(join(ORT_DIST, ortFile))) file = join(ORT_DIST, ortFile)
-      if (!file) {
-        misses.push(path)
-        response.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${path}`)
-        return
-      }
-      const ext = /\.[a-z0-9]+$/.exec(basename(file))?.[0] ?? ''
-      response.writeHead(200, { 'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream', 'cache-control': 'no-store' })
-      createReadStream(file).on('error', () => response.destroy()).pipe(response)
-    })
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject)
-      server!.listen(0, '127.0.0.1', () => resolve())
-    })
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+    server = await serveFiles(
+      new Map<string, string>([
+        ['/', join(dir, 'index.html')],
+        ['/favicon.ico', join(dir, 'favicon.ico')],
+        ['/app/main.js', join(dir, 'app', 'main.js')],
+        ['/model.onnx', MODEL],
+        ['/inputs/batch.f32', join(dir, 'batch.f32')],
+      ]),
+    )
+    base = server.base
+    misses = server.misses
 
     // The reference: the same inputs through edgeserve/onnx on Node.
     const model = await loadModelNode(MODEL, { executionProviders: ['wasm'] })
@@ -203,24 +161,13 @@ describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
   afterAll(async () => {
     // Each step on its own, so one failure does not leave the others behind.
     for (const browser of browsers) await browser.close().catch(() => undefined)
-    if (server) {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server!.close(() => resolve()))
-    }
+    await server?.close()
     if (dir) await rm(dir, { recursive: true, force: true })
   })
 
-  /** A fresh Chromium with exactly BASE_FLAGS + `extra`, and a page on the test's server. */
+  /** A fresh Chromium with exactly the documented flags + `extra`, and a page on the test's server. */
   async function openPage(extra: string[]): Promise<{ browser: Browser; page: Page; log: PageLog }> {
-    const { chromium } = await import('playwright-core')
-    const profile = await mkdtemp(join(dir!, 'profile-'))
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // Playwright's defaults (including --enable-unsafe-swiftshader) are off, so the flags above are the whole story.
-      ignoreDefaultArgs: true,
-      args: [...BASE_FLAGS, ...extra, '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'],
-      timeout: 20_000,
-    })
+    const browser = await launchChromium(dir!, extra)
     browsers.add(browser)
     const page = await browser.newPage()
     const log: PageLog = { messages: [], errors: [] }

@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { ROOT, spawnServer } from '../support/spawn-server.js'
 import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
+import type { OcrResult } from '../../examples/ocr/pipeline.js'
 
 const run = promisify(execFile)
 
@@ -60,6 +62,23 @@ describe('edgeserve run', () => {
       expect(health.replicas).toEqual([expect.objectContaining({ deployment: 'BatchAdder', healthy: true })])
       const metrics = await (await fetch(`${server.url}/-/metrics`)).text()
       expect(metrics).toMatch(/edgeserve_batch_size_count\{deployment="BatchAdder",replica="0",method="handleBatch"\} \d+/)
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
+  it('serves the OCR pipeline with no list of deployments: the stages bound into it are hosted too', { timeout: 120_000 }, async () => {
+    const server = await spawnServer(['run', 'examples/ocr/app.ts', '--port', '0'])
+    try {
+      expect(server.output()).toContain('(deployments: OcrPipeline, TextDetector, TextDirectionClassifier, TextRecognizer)')
+      const receipt = readFileSync(new URL('../fixtures/ocr-pages/receipt.png', import.meta.url))
+      const response = await fetch(`${server.url}/ocr`, { method: 'POST', body: receipt, headers: { 'content-type': 'image/png' } })
+      expect(response.status).toBe(200)
+      const { text } = (await response.json()) as OcrResult
+      expect(text.split('\n')[0]).toBe('CORNER CAFE')
+      const health = (await (await fetch(`${server.url}/-/healthz`)).json()) as { replicas: { deployment: string; healthy: boolean }[] }
+      expect(health.replicas.map((r) => r.deployment)).toEqual(['OcrPipeline', 'TextDetector', 'TextDirectionClassifier', 'TextRecognizer'])
+      expect(health.replicas.every((r) => r.healthy)).toBe(true)
     } finally {
       expect(await server.stop()).toBe(0)
     }

@@ -7,8 +7,10 @@ import { readFileSync } from 'node:fs'
 import { encode as encodePng } from 'fast-png'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
-import { app, ocrStages } from '../../examples/ocr/app.js'
-import type { OcrResult } from '../../examples/ocr/pipeline.js'
+import { Hono } from 'hono'
+import { ingress } from '../../src/index.js'
+import { app } from '../../examples/ocr/app.js'
+import { ocrPipeline, type OcrResult } from '../../examples/ocr/pipeline.js'
 import { buildPageFixtures, type PageEntry } from '../../scripts/models/ocr/pages.js'
 import { characterErrorRate, withSpaces, withoutSpaces } from '../support/ocr-cer.js'
 
@@ -19,7 +21,7 @@ const typeOf = (file: string) => (file.endsWith('.jpg') ? 'image/jpeg' : 'image/
 
 let server: RunningServer
 beforeAll(async () => {
-  server = await serve(app, { port: 0, name: 'ocr-node', deployments: ocrStages, handleSignals: false })
+  server = await serve(app, { port: 0, name: 'ocr-node', handleSignals: false })
 })
 afterAll(async () => {
   await server.close()
@@ -91,5 +93,34 @@ describe('OCR pipeline on Node', () => {
       expect(body.error.message).toMatch(cases[i]![3])
     }
     expect(((await (await good).json()) as OcrResult).text).toContain('TOTAL 14.53')
+  })
+
+  it('a page past its request timeout gets 504, and its lines never reach the classifier or the recognizer', { timeout: 60_000 }, async () => {
+    // Two pipelines over the same three stages: one that gives up after 50 ms, while its page is still
+    // being detected (the detector alone takes longer), and the shipped one.
+    const hurried = ocrPipeline.withOptions({ name: 'HurriedOcrPipeline', requestTimeoutS: 0.05 })
+    const both = new Hono().post('/hurried', ingress(hurried)).post('/ocr', ingress(ocrPipeline))
+    const other = await serve(both, { port: 0, name: 'ocr-hurried', handleSignals: false, dashboard: false })
+    const itemsSeenBy = async (deployment: string): Promise<number> => {
+      const metrics = await (await fetch(`${other.url}/-/metrics`)).text()
+      const line = metrics.split('\n').find((l) => l.startsWith(`edgeserve_batch_size_sum{deployment="${deployment}"`))
+      return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1))
+    }
+    const send = (path: string) => fetch(`${other.url}${path}`, { method: 'POST', body: bytesOf('receipt.png'), headers: { 'content-type': 'image/png' } })
+    try {
+      const timedOut = await send('/hurried')
+      expect(timedOut.status).toBe(504)
+      // The same page again, with time to finish. Its detection queues behind the first page's, so had the
+      // first page's lines been sent on after its 504, the stages would have run them before these.
+      const read = await send('/ocr')
+      expect(read.status).toBe(200)
+      const { lines } = (await read.json()) as OcrResult
+      expect(lines).toHaveLength(14) // every box of the receipt is read confidently: lines = boxes
+      expect(await itemsSeenBy('TextDetector')).toBe(2)
+      expect(await itemsSeenBy('TextDirectionClassifier')).toBe(14)
+      expect(await itemsSeenBy('TextRecognizer')).toBe(14)
+    } finally {
+      await other.close()
+    }
   })
 })

@@ -24,7 +24,7 @@ export default defineConfig({
   ...sourceResolve,
   test: {
     include: ['test/reliability/**/*.test.ts'],
-    globalSetup: ['test/setup/build-dashboard.ts', 'test/reliability/global-setup.ts'],
+    globalSetup: ['test/setup/build-pages.ts', 'test/reliability/global-setup.ts'],
     fileParallelism: false,
     pool: 'forks',
     poolOptions: sourcePoolOptions,

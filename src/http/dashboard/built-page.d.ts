@@ -1,5 +1,5 @@
 /**
- * The module scripts/build-dashboard.ts writes (generated/dashboard-page.js),
+ * The module scripts/build-pages.ts writes (generated/dashboard-page.js),
  * reached as "#dashboard-page" through package.json's imports. Declared here
  * so that type checking needs no build: the generated file is not in git.
  */

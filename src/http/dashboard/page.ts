@@ -2,7 +2,7 @@ import { formatReceived } from '../../batching/options.js'
 
 /**
  * The dashboard page as `/-/dashboard` serves it: built from
- * src/http/dashboard/client by scripts/build-dashboard.ts and exported as
+ * src/http/dashboard/client by scripts/build-pages.ts and exported as
  * `dashboard` by `edgeserve/dashboard`. This file holds only its type and how
  * to answer with it, so the routes that may serve it do not pull the page
  * itself into a Worker's bundle.

@@ -1,6 +1,6 @@
 import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
-import type { Deployment } from '../../deployment/deployment.js'
+import { boundDeployments, type Deployment } from '../../deployment/deployment.js'
 import { callThrough, type Invoke } from '../../deployment/handle.js'
 import { Replica } from '../../deployment/replica.js'
 import { ReplicaSet, replicaSetOf } from '../../deployment/replica-set.js'
@@ -31,7 +31,11 @@ export interface ServeOptions {
   hostname?: string
   /** The app's name for `getDeploymentHandle(name, { app })`. Default "default". */
   name?: string
-  /** Deployments reached only through handles (routed ones are found in the app). */
+  /**
+   * Deployments reached only through handles made with `getHandle()`. Routed
+   * ones are found in the app, and so are those bound to them with `.bind()`
+   * (model composition); a listed one replaces a found one of the same name.
+   */
   deployments?: Deployment[]
   /** Bindings the app and the replicas see in `env`, like wrangler's `[vars]`. */
   env?: Record<string, unknown>
@@ -187,7 +191,8 @@ interface Hosting {
  */
 function hostDeployments(app: ServableApp, options: ServeOptions): Hosting {
   const deployments = deploymentsOf(app)
-  for (const extra of options.deployments ?? []) deployments.set(extra.name, extra)
+  // Listed ones win over found ones of the same name, with whatever they are bound to.
+  for (const extra of options.deployments ?? []) for (const each of [extra, ...boundDeployments(extra)]) deployments.set(each.name, each)
   const env: Record<string, unknown> = { ...options.env }
   const hosting: Hosting = { hosted: { name: options.name ?? DEFAULT_APP, deployments, env }, threads: [], startNow: [], autoscalers: [] }
   const { threads: threadsOption } = options

@@ -1,4 +1,4 @@
-import type { Deployment } from '../../deployment/deployment.js'
+import { boundDeployments, type Deployment } from '../../deployment/deployment.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
@@ -12,7 +12,11 @@ interface AppLike {
 }
 
 export interface ServeWorkerOptions {
-  /** Deployments reached only through handles (routed ones are found in the app). */
+  /**
+   * Deployments reached only through handles made with `getHandle()`. Routed
+   * ones are found in the app, and so are those bound to them with `.bind()`
+   * (model composition); a listed one replaces a found one of the same name.
+   */
   deployments?: Deployment[] | undefined
   /** The page for `/-/dashboard`, from `edgeserve/dashboard`. Left out, that route answers 404 and the page is not bundled. */
   dashboard?: Dashboard | undefined
@@ -45,7 +49,7 @@ const WORKER_DASHBOARD_OPTION =
 export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}): WorkerHandler {
   registerBindingAdapter(durableObjectReplicas)
   const found = deploymentsOf(app)
-  for (const extra of options.deployments ?? []) found.set(extra.name, extra)
+  for (const extra of options.deployments ?? []) for (const each of [extra, ...boundDeployments(extra)]) found.set(each.name, each)
   const deployments = [...found.values()]
   const dashboard = options.dashboard === undefined ? undefined : checkDashboard(options.dashboard, WORKER_DASHBOARD_OPTION)
   return {

@@ -1,0 +1,9 @@
+/**
+ * The module scripts/build-pages.ts writes from this folder
+ * (generated/ocr-page.js), reached as "#ocr-page" through package.json's
+ * imports. Declared here so that type checking needs no build: the
+ * generated file is not in git.
+ */
+export declare const html: string
+export declare const scriptHash: string
+export declare const styleHash: string
