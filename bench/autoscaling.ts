@@ -8,9 +8,11 @@
  *   npx tsx --conditions=edgeserve-source bench/autoscaling.ts [--load-s 10] [--idle-s 16]
  *
  * The server runs in its own process; this one is the load generator. Prints
- * a markdown table, then one JSON line.
+ * a markdown table, then one JSON line. Run alone, it also merges its section
+ * into bench/results/latest.json and regenerates docs/benchmarks.md.
  */
 import { argValue, median, percentile, startChild, TSX } from './lib.js'
+import { mergeIntoResults } from './merge-results.js'
 
 const CONNECTIONS = 64
 const leadS = 2
@@ -112,4 +114,6 @@ for (const r of runs) {
     `| ${r.mode} | ${r.requests} | ${f(r.requestsPerS)} | ${r.errors} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.p99RampMs)} | ${f(r.p99SteadyMs)} | ${r.maxReplicas} | ${f(r.secondsToMax, 1)} | ${f(r.secondsToMin, 1)} |`,
   )
 }
-console.log(JSON.stringify({ connections: CONNECTIONS, leadS, loadS, idleS, rampS, runs }))
+const section = { connections: CONNECTIONS, leadS, loadS, idleS, rampS, runs }
+if (!process.argv.includes('--print-only')) mergeIntoResults('autoscaling', section)
+console.log(JSON.stringify(section))

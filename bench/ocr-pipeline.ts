@@ -16,7 +16,7 @@
  * writes the whole file itself. Pages are the accuracy fixtures
  * (test/fixtures/ocr-pages), sent round-robin.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { Hono } from 'hono'
 import { ingress, type Deployment } from '../src/index.js'
 import { serve } from '../src/runtime/node/index.js'
@@ -24,9 +24,9 @@ import { ocrDirection } from '../examples/ocr-direction/classifier.js'
 import { textRecognizer } from '../examples/ocr/recognizer.js'
 import { ocrPipeline } from '../examples/ocr/pipeline.js'
 import { textDetector } from '../examples/ocr/detector.js'
-import { argValue, percentile, quick, ROOT } from './lib.js'
+import { argValue, percentile, quick } from './lib.js'
 import { inProcessPipelineLimit, type PipelineLimit } from './ocr-pipeline-limit.js'
-import { renderReport } from './report.js'
+import { mergeIntoResults } from './merge-results.js'
 
 const dir = new URL('../test/fixtures/ocr-pages/', import.meta.url)
 const manifest = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8')) as { pages: { file: string }[] }
@@ -125,25 +125,5 @@ for (const r of rows) {
   )
 }
 const section = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', pagesPerRow, limit, rows }
-if (!process.argv.includes('--print-only')) mergeIntoResults(section)
+if (!process.argv.includes('--print-only')) mergeIntoResults('ocrPipeline', section)
 console.log(JSON.stringify(section))
-
-/**
- * Run alone: put this section into bench/results/latest.json in place of
- * the last one, and regenerate docs/benchmarks.md, so the rows land without
- * a whole `npm run bench`. Without a latest.json there is no report to
- * regenerate: the section goes to bench/results/ocr-pipeline.json.
- */
-function mergeIntoResults(run: typeof section): void {
-  const latest = `${ROOT}/bench/results/latest.json`
-  if (!existsSync(latest)) {
-    writeFileSync(`${ROOT}/bench/results/ocr-pipeline.json`, JSON.stringify(run, null, 2) + '\n')
-    console.error('bench/ocr-pipeline: no bench/results/latest.json to merge into; wrote bench/results/ocr-pipeline.json')
-    return
-  }
-  const results = { ...(JSON.parse(readFileSync(latest, 'utf8')) as Record<string, unknown>), ocrPipeline: run }
-  writeFileSync(latest, JSON.stringify(results, null, 2) + '\n')
-  const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'), readFileSync(`${ROOT}/bench/limits.md`, 'utf8'))
-  writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)
-  console.error('bench/ocr-pipeline: merged into bench/results/latest.json and regenerated docs/benchmarks.md')
-}

@@ -187,7 +187,7 @@ type AutoscalingRun = { connections: number; loadS: number; idleS: number; rampS
 let autoscaling: AutoscalingRun | undefined
 if (!quick) {
   log('autoscaling step load')
-  autoscaling = await runJsonChild<AutoscalingRun>('bench/autoscaling.ts', [])
+  autoscaling = await runJsonChild<AutoscalingRun>('bench/autoscaling.ts', ['--print-only'])
 }
 
 // 5. Ratios

@@ -1,0 +1,24 @@
+/**
+ * For a bench piece run alone: put its section into bench/results/latest.json
+ * in place of the last one and regenerate docs/benchmarks.md, so its rows
+ * land without a whole `npm run bench` (which passes such pieces
+ * `--print-only` and writes everything itself). Without a latest.json there
+ * is no report to regenerate: the section goes to bench/results/<key>.json.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { ROOT } from './lib.js'
+import { renderReport } from './report.js'
+
+export function mergeIntoResults(key: string, section: unknown): void {
+  const latest = `${ROOT}/bench/results/latest.json`
+  if (!existsSync(latest)) {
+    writeFileSync(`${ROOT}/bench/results/${key}.json`, JSON.stringify(section, null, 2) + '\n')
+    console.error(`bench: no bench/results/latest.json to merge into; wrote bench/results/${key}.json`)
+    return
+  }
+  const results = { ...(JSON.parse(readFileSync(latest, 'utf8')) as Record<string, unknown>), [key]: section }
+  writeFileSync(latest, JSON.stringify(results, null, 2) + '\n')
+  const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'), readFileSync(`${ROOT}/bench/limits.md`, 'utf8'))
+  writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)
+  console.error(`bench: merged ${key} into bench/results/latest.json and regenerated docs/benchmarks.md`)
+}
