@@ -7,6 +7,11 @@ import { FeatureError, INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } fr
 /** Request bodies are a few hundred bytes; refuse anything near this. */
 const BODY_LIMIT = 16 * 1024
 
+/** One answer of `POST /predict`. */
+export interface Prediction {
+  prediction: number
+}
+
 /**
  * A house-price regressor (as in Ray Serve's dynamic batching walkthrough) whose whole `fetch` is batched by the
  * deployment's `batching` config (Ray's `batching_config`). `fetch` receives
@@ -22,13 +27,15 @@ export class HousePricePredictor {
     return true
   }
 
-  async fetch(requests: Request[]): Promise<(Response | Error)[]> {
+  async fetch(requests: Request[]): Promise<(Prediction | Error)[]> {
     // A bad request fails alone: its slot holds its error, the rest are predicted.
     const parsed = await Promise.all(requests.map((request) => this.parse(request).catch((error: unknown) => toHttpError(error))))
     const valid = parsed.filter((p): p is number[] => Array.isArray(p))
     const prices = valid.length > 0 ? await this.predict(valid) : []
     let next = 0
-    return parsed.map((p) => (Array.isArray(p) ? Response.json({ prediction: prices[next++] }) : p))
+    // Plain values: edgeserve answers them as JSON. On Node, Response.json() would build a full
+    // undici Response per request, a third of this route's server time at 64 connections.
+    return parsed.map((p) => (Array.isArray(p) ? { prediction: prices[next++]! } : p))
   }
 
   /** Predict prices for many feature rows with one session.run. */

@@ -45,7 +45,8 @@ export async function handleRpc(request: Request, token: string, lookup: Invoker
     if (isAsyncIterable(outcome.value)) {
       return new Response(encodeStream(outcome.value), { headers: { 'content-type': 'application/x-ndjson; charset=utf-8' } })
     }
-    return Response.json({ value: outcome.value ?? null })
+    // Not Response.json(): on Node it builds a full undici Response, where this text body does not.
+    return new Response(JSON.stringify({ value: outcome.value ?? null }), { headers: { 'content-type': 'application/json' } })
   } catch (error) {
     return errorResponse(error)
   }
