@@ -8,6 +8,13 @@ export interface GroupChild {
   /** What `ready` matched in the child's output. */
   match: RegExpMatchArray
   output(): string
+  /**
+   * Resolves once `pattern` matches the output. What a child logs reaches this
+   * process through a pipe (and, for wrangler, through workerd's pipe to
+   * wrangler first), so a log line written while a request ran can arrive
+   * after that request's answer: a test that reads logs waits for them.
+   */
+  waitForOutput(until: RegExp | ((output: string) => boolean), timeoutMs?: number): Promise<string>
   /** SIGTERM to the whole group, SIGKILL after 5 s. */
   stop(): Promise<void>
 }
@@ -33,6 +40,7 @@ export async function startInGroup(
     env: { ...(where.baseEnv ?? process.env), WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', NO_COLOR: '1', ...env },
   })
   let output = ''
+  const waiters = new Set<() => void>()
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const signal = (name: NodeJS.Signals) => {
     try {
@@ -53,6 +61,7 @@ export async function startInGroup(
     }, timeoutMs)
     const check = (chunk: Buffer) => {
       output += chunk.toString()
+      for (const wake of waiters) wake()
       const found = output.match(ready)
       if (found) {
         clearTimeout(timer)
@@ -66,5 +75,21 @@ export async function startInGroup(
       reject(new Error(`${argv.join(' ')} exited before it was ready:\n${output}`))
     })
   })
-  return { child, match, output: () => output, stop }
+  const waitForOutput = (until: RegExp | ((output: string) => boolean), waitMs = 10_000) =>
+    new Promise<string>((resolve, reject) => {
+      const met = typeof until === 'function' ? until : (text: string) => until.test(text)
+      const wake = () => {
+        if (!met(output)) return
+        waiters.delete(wake)
+        clearTimeout(timer)
+        resolve(output)
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(wake)
+        reject(new Error(`${String(until)} not met in ${waitMs} ms of output:\n${output}`))
+      }, waitMs)
+      waiters.add(wake)
+      wake()
+    })
+  return { child, match, output: () => output, waitForOutput, stop }
 }

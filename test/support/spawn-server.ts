@@ -25,7 +25,8 @@ export async function spawnServer(args: string[], options: { env?: Record<string
   let output = ''
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  // 'close', not 'exit': the exit can be reported before the last of the output is read from the pipes.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start within 20 s:\n${output}`)), 20_000)
     const check = () => {

@@ -1,11 +1,12 @@
 import { freePort } from './free-port.js'
-import { startInGroup } from './process-group.js'
+import { startInGroup, type GroupChild } from './process-group.js'
 
 export interface WranglerDev {
   url: string
   /** The process group wrangler and workerd run in (to read their memory, say). */
   pgid: number
   output(): string
+  waitForOutput: GroupChild['waitForOutput']
   stop(): Promise<void>
 }
 
@@ -16,5 +17,5 @@ export async function startWranglerDev(args: string[] = []): Promise<WranglerDev
     [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', ...args],
     /Ready on/,
   )
-  return { url: `http://127.0.0.1:${port}`, pgid: dev.child.pid!, output: dev.output, stop: dev.stop }
+  return { url: `http://127.0.0.1:${port}`, pgid: dev.child.pid!, output: dev.output, waitForOutput: dev.waitForOutput, stop: dev.stop }
 }
