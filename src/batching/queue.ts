@@ -4,6 +4,7 @@ import { currentContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
 import { Batch, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue } from './list.js'
+import { batchStartedSinceLoopTurned, noteBatchStarted } from './loop-turn.js'
 import { macrotask } from './macrotask.js'
 import {
   formatReceived,
@@ -283,10 +284,11 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       this.strideTimer ??= setInterval(this.strideTask, this.options.strideS * 1000)
       return
     }
-    // A full batch has nothing to wait for: start it on a microtask. A
-    // partial one waits for the end of this round of I/O, so that requests
-    // that arrived together share it (see macrotask.ts).
-    const full = changed ? changed.units >= this.batchLimit() : this.hasFullBatch()
+    // A full batch has nothing to wait for: start it on a microtask, unless
+    // a batch already held the thread since the event loop last turned (see
+    // loop-turn.ts). A partial one waits for the end of this round of I/O, so
+    // that requests that arrived together share it (see macrotask.ts).
+    const full = !batchStartedSinceLoopTurned() && (changed ? changed.units >= this.batchLimit() : this.hasFullBatch())
     if (full) {
       this.fullPumpScheduled = true
       // A promise job rather than queueMicrotask(), which on Node builds an
@@ -377,6 +379,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     this.itemsRun += batch.live
     this.inFlight++
     this.batchesRun++
+    noteBatchStarted()
     if (this.observer) this.observeStart(batch)
     this.runner(batch).then(
       () => this.finish(batch),

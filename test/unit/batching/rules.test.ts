@@ -123,6 +123,60 @@ describe('opportunistic by default', () => {
     expect(batches).toEqual([[0], [1, 2, 3, 4]])
   })
 
+  it('a queue of full batches that block the thread still lets the event loop turn between them', async () => {
+    // Twenty calls queued at once, one per batch, each batch holding the thread
+    // as a model run does: the I/O waiting meanwhile (here a macrotask, in a
+    // server the next requests of kept-alive connections) must be read after
+    // a batch, not after the whole queue.
+    const started: number[] = []
+    const f = batch(
+      async (xs: number[]) => {
+        started.push(xs[0]!)
+        const until = Date.now() + 3
+        while (Date.now() < until); // a model run in WASM holds the thread like this
+        return xs
+      },
+      { maxBatchSize: 1 },
+    )
+    await new Promise((resolve) => setImmediate(resolve)) // a loop turn since the last test's batches
+    let batchesBeforeIo = -1
+    setImmediate(() => (batchesBeforeIo = started.length))
+    await Promise.all(Array.from({ length: 20 }, (_, i) => f(i)))
+    expect(started).toHaveLength(20)
+    expect(batchesBeforeIo).toBeGreaterThanOrEqual(1)
+    expect(batchesBeforeIo).toBeLessThanOrEqual(2)
+  })
+
+  it('a pipeline of stages that block the thread lets the event loop turn between stages', async () => {
+    // Each call goes on to the next stage with what the last returned, on promise jobs only,
+    // as a pipeline of deployments does in one process: the loop must still turn between stages.
+    const hold = () => {
+      const until = Date.now() + 3
+      while (Date.now() < until);
+    }
+    const stages: string[] = []
+    const detect = batch(async (xs: number[]) => (stages.push('detect'), hold(), xs), { maxBatchSize: 1 })
+    const recognize = batch(async (xs: number[]) => (stages.push('recognize'), hold(), xs), { maxBatchSize: 1 })
+    await new Promise((resolve) => setImmediate(resolve)) // a loop turn since the last test's batches
+    let stagesBeforeIo = -1
+    setImmediate(() => (stagesBeforeIo = stages.length))
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => recognize(await detect(i))))
+    expect(stages).toHaveLength(20)
+    expect(stagesBeforeIo).toBeGreaterThanOrEqual(1)
+    expect(stagesBeforeIo).toBeLessThanOrEqual(2)
+  })
+
+  it('a lone full batch still starts without waiting for the event loop', async () => {
+    // A loop turn has passed since any earlier batch: the call needs no macrotask to start.
+    await new Promise((resolve) => setImmediate(resolve))
+    let started = false
+    const f = batch(async (xs: number[]) => ((started = true), xs), { maxBatchSize: 1 })
+    void f(1)
+    await Promise.resolve()
+    await Promise.resolve()
+    expect(started).toBe(true)
+  })
+
   it('calls made in the same tick share a batch', async () => {
     const rec = recorder((xs: number[]) => xs)
     const f = batch(rec.handler, { maxBatchSize: 8 })
