@@ -18,11 +18,20 @@ const json = (status: number, type: string) =>
 
 /** How the last body read by /direct ended, for the tests that hang up mid-body. */
 let directRead = deferred<string>()
+/** Called by /hold before it holds the thread: the test sends what must arrive meanwhile. */
+let whileHeld: () => void = () => undefined
 
 /** Answers as an app does: some routes before reading the body, some after reading part of it. */
 async function app(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url)
   if (pathname === '/ok') return new Response('ok')
+  if (pathname === '/hold') {
+    // Holds the thread as a model run does: the loop reads no socket meanwhile.
+    whileHeld()
+    const until = Date.now() + 1_500
+    while (Date.now() < until);
+    return new Response('held')
+  }
   // readBody straight from the socket's stream: nothing here touches the web Request's body or signal.
   if (pathname === '/direct') {
     try {
@@ -147,6 +156,47 @@ describe('an answer given before the request body was read', () => {
     for (let i = 0; i < 24 && connection.end === 'open'; i++) await connection.write(chunk).catch(() => undefined)
     expect(await connection.ended()).toBe('fin')
   })
+})
+
+describe('a kept-alive connection while the thread is held', () => {
+  const withKeepAliveTimeout = async (ms: number, body: () => Promise<void>) => {
+    const previous = server.keepAliveTimeout
+    server.keepAliveTimeout = ms
+    try {
+      await body()
+    } finally {
+      server.keepAliveTimeout = previous
+      whileHeld = () => undefined
+    }
+  }
+
+  it('answers the next request sent while a handler holds the thread past the keep-alive timeout', () =>
+    // Node closes a connection idle for keepAliveTimeout + 1 s: 1.1 s here, shorter than /hold's 1.5 s.
+    withKeepAliveTimeout(100, async () => {
+      const idle = await RawConnection.open(base)
+      await idle.write(GOOD)
+      expect((await idle.next()).body).toBe('ok')
+      // While /hold holds the thread, the idle connection's next request arrives, unread until the hold ends,
+      // when its connection's idle timer is overdue.
+      whileHeld = () => void idle.write(GOOD)
+      const holder = await RawConnection.open(base)
+      await holder.write('GET /hold HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+      expect((await holder.next()).body).toBe('held')
+      expect((await idle.next()).body).toBe('ok')
+      expect(idle.end).toBe('open')
+      idle.close()
+      holder.close()
+    }))
+
+  it('still closes a connection left idle past the keep-alive timeout, with a FIN', () =>
+    withKeepAliveTimeout(100, async () => {
+      const idle = await RawConnection.open(base)
+      await idle.write(GOOD)
+      expect((await idle.next()).body).toBe('ok')
+      const answeredAt = performance.now()
+      expect(await idle.ended(5_000)).toBe('fin')
+      expect(performance.now() - answeredAt).toBeGreaterThanOrEqual(1_000)
+    }))
 })
 
 describe('readBody on Node reads the socket stream directly', () => {

@@ -1,13 +1,15 @@
 /**
  * The HTTP/1.1 server `serve()` listens with: @hono/node-server's adaptor,
  * plus what keeps every kept-alive connection usable (an answer given before
- * the request body was read, see connections.ts) and JSON answers for the
- * requests Node's parser refuses (client-errors.ts).
+ * the request body was read, see connections.ts; a request sent while the
+ * thread was busy, see idle-connections.ts) and JSON answers for the requests
+ * Node's parser refuses (client-errors.ts).
  */
 import { createAdaptorServer, type Http2Bindings, type HttpBindings } from '@hono/node-server'
 import { IncomingMessage, ServerResponse, type Server, type ServerOptions } from 'node:http'
 import { answerClientErrors } from './client-errors.js'
 import { settleUnreadBody } from './connections.js'
+import { closeIdleConnectionsAfterReading } from './idle-connections.js'
 import { offerIncomingBody } from './incoming-body.js'
 
 export interface HttpServerOptions {
@@ -34,6 +36,7 @@ export function listenHttp(options: HttpServerOptions): Promise<Server> {
   // hostname also stands in for a request without a Host header.
   const server = createAdaptorServer({ fetch, hostname: options.hostname, serverOptions: options.serverOptions ?? {} }) as Server
   answerClientErrors(server, { maxHeaderSize: options.serverOptions?.maxHeaderSize })
+  closeIdleConnectionsAfterReading(server)
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port, options.hostname, () => {
