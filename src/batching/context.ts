@@ -23,6 +23,23 @@ export function setContextProvider(next: () => AmbientContext | undefined): void
   provider = next
 }
 
+/** Runs `fn` with `context` as the ambient one, through its awaits where the runtime can. */
+export type ContextRunner = <R>(context: AmbientContext, fn: () => R) => R
+
+let runner: ContextRunner = (_context, fn) => fn()
+
+export function setContextRunner(next: ContextRunner): void {
+  runner = next
+}
+
+/**
+ * Run a batch's handler with the batch's own context: a batch of one model's
+ * calls runs with that model id, whichever request's code started it.
+ */
+export function runWithContext<R>(context: AmbientContext, fn: () => R): R {
+  return runner(context, fn)
+}
+
 export function currentContext(): AmbientContext | undefined {
   return provider()
 }

@@ -7,10 +7,18 @@ import type { ResolvedBatchOptions } from './options.js'
 export interface BatchInfo {
   /** The `batchKey` every item of this batch shares (undefined without one). */
   readonly key: string | undefined
+  /** The multiplexed model id every item of this batch was called for (undefined without one). */
+  readonly multiplexedModelId: string | undefined
   /** Aborts once every caller of this batch has gone: the handler may stop early. */
   readonly signal: AbortSignal
   /** True while caller `i` still waits for its result. */
   isActive(index: number): boolean
+}
+
+/** Which calls a batch gathers: those of one `batchKey` and one multiplexed model id. */
+export interface BatchPlace {
+  readonly key: string | undefined
+  readonly modelId: string | undefined
 }
 
 /** The queue an entry belongs to, as its batch sees it. */
@@ -170,10 +178,19 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
 
   constructor(
     readonly queue: EntryQueue<T, R>,
-    readonly key: string | undefined,
+    /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
+    readonly place: BatchPlace,
     /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
     readonly sequence: number,
   ) {}
+
+  get key(): string | undefined {
+    return this.place.key
+  }
+
+  get multiplexedModelId(): string | undefined {
+    return this.place.modelId
+  }
 
   add(entry: Entry<T, R>): void {
     entry.batch = this
@@ -223,6 +240,7 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
     const batch = this
     return {
       key: this.key,
+      multiplexedModelId: this.multiplexedModelId,
       get signal() {
         return batch.signal
       },

@@ -10,6 +10,8 @@
 export interface CallContext {
   /** `'http'` for requests through `ingress()`, `'handle'` for handle calls. */
   origin?: string
+  /** The model a multiplexed deployment's request is for: calls for two models never share a batch. */
+  multiplexedModelId?: string | undefined
   [key: string]: unknown
 }
 

@@ -1,8 +1,8 @@
 import type { CancelSignal } from './cancel-signal.js'
 import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
-import { currentContext } from './context.js'
+import { currentContext, runWithContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
-import { Batch, type Entry, type EntryQueue } from './entry.js'
+import { Batch, type BatchPlace, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue } from './list.js'
 import { batchStartedSinceLoopTurned, noteBatchStarted } from './loop-turn.js'
 import { macrotask } from './macrotask.js'
@@ -58,12 +58,28 @@ export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
  * batches waiting for that key, oldest first. A call joins the newest one
  * unless it would overflow it.
  */
-class Bucket<T, R> extends LinkedQueue<Batch<T, R>> {
+class Bucket<T, R> extends LinkedQueue<Batch<T, R>> implements BatchPlace {
   /** Units of the calls waiting in this bucket's batches. */
   units = 0
-  constructor(readonly key: string | undefined) {
+  constructor(
+    /** Its key in the queue's Map: see bucketKey(). */
+    readonly mapKey: string | undefined,
+    readonly key: string | undefined,
+    readonly modelId: string | undefined,
+  ) {
     super()
   }
+}
+
+/**
+ * The Map key of the bucket for a batchKey and a multiplexed model id. Model
+ * ids hold no control characters (see multiplexing), so a key that begins
+ * with U+0000 is a model's, and a batchKey that begins with it is moved out
+ * of the way with U+0001.
+ */
+function bucketKey(key: string | undefined, modelId: string | undefined): string | undefined {
+  if (modelId !== undefined) return `\u0000${modelId}\u0000${key ?? ''}`
+  return key !== undefined && (key.startsWith('\u0000') || key.startsWith('\u0001')) ? `\u0001${key}` : key
 }
 
 const ONCE = { once: true }
@@ -93,7 +109,7 @@ const resolved = Promise.resolve()
 export class BatchQueue<T, R> implements EntryQueue<T, R> {
   private readonly buckets = new Map<string | undefined, Bucket<T, R>>()
   /** The bucket of calls without a key, kept while idle: no Map lookup per call. */
-  private readonly unkeyed = new Bucket<T, R>(undefined)
+  private readonly unkeyed = new Bucket<T, R>(undefined, undefined, undefined)
   private queued = 0
   /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
   private batchesBegun = 0
@@ -149,6 +165,9 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       return entry.refuse(new RequestTimeoutError('the request deadline passed before it was queued'))
     }
     const { maxQueuedRequests, batchKey, batchSizeFn } = this.options
+    // A multiplexed deployment's calls carry their model id: a batch never mixes two.
+    const context = callOptions?.context ?? ambient
+    const modelId = context?.multiplexedModelId
     if (this.queued >= maxQueuedRequests) {
       return entry.refuse(
         new BackPressureError(
@@ -157,10 +176,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       )
     }
     let bucket = this.unkeyed
-    if (batchSizeFn !== undefined || batchKey !== undefined) {
+    if (batchSizeFn !== undefined || batchKey !== undefined || modelId !== undefined) {
       try {
         if (batchSizeFn) entry.size = this.sizeOf(entry.item, batchSizeFn)
-        if (batchKey) bucket = this.bucketFor(this.keyOf(entry.item, batchKey, callOptions?.context ?? ambient ?? {}))
+        if (batchKey || modelId !== undefined) {
+          bucket = this.bucketFor(batchKey ? this.keyOf(entry.item, batchKey, context ?? {}) : undefined, modelId)
+        }
       } catch (error) {
         return entry.refuse(error)
       }
@@ -171,7 +192,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     // The call joins the newest waiting batch of its bucket, or begins one.
     let tail = bucket.tail
     if (tail === undefined || tail.units + entry.size > this.options.maxBatchSize) {
-      tail = new Batch<T, R>(this, bucket.key, this.batchesBegun++)
+      tail = new Batch<T, R>(this, bucket, this.batchesBegun++)
       tail.waiting = true
       bucket.push(tail)
     }
@@ -207,18 +228,19 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     return key
   }
 
-  private bucketFor(key: string): Bucket<T, R> {
-    let bucket = this.buckets.get(key)
+  private bucketFor(key: string | undefined, modelId: string | undefined): Bucket<T, R> {
+    const mapKey = bucketKey(key, modelId)
+    let bucket = this.buckets.get(mapKey)
     if (!bucket) {
-      bucket = new Bucket<T, R>(key)
-      this.buckets.set(key, bucket)
+      bucket = new Bucket<T, R>(mapKey, key, modelId)
+      this.buckets.set(mapKey, bucket)
     }
     return bucket
   }
 
   /** A keyed bucket goes once empty, so keys seen once do not pile up. */
   private dropIfEmpty(bucket: Bucket<T, R>): void {
-    if (bucket.count === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.key)
+    if (bucket.count === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.mapKey)
   }
 
   detach(entry: Entry<T, R>): void {
@@ -242,7 +264,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   }
 
   private bucketOf(batch: Batch<T, R>): Bucket<T, R> {
-    return batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)!
+    return batch.place as Bucket<T, R>
   }
 
   /** Take a waiting batch out of its bucket (once), dropping the bucket if that empties a keyed one. */
@@ -381,7 +403,9 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     this.batchesRun++
     noteBatchStarted()
     if (this.observer) this.observeStart(batch)
-    this.runner(batch).then(
+    const modelId = batch.multiplexedModelId
+    const run = modelId === undefined ? this.runner(batch) : runWithContext({ multiplexedModelId: modelId }, () => this.runner(batch))
+    run.then(
       () => this.finish(batch),
       (error: unknown) => this.finish(batch, error),
     )
@@ -399,7 +423,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     if (batch.live < batch.entries.length) batch.compact()
     if (batch.units > limit) {
       // Larger than a batch may now be: the front part runs, the rest waits.
-      const front = new Batch<T, R>(this, batch.key, batch.sequence)
+      const front = new Batch<T, R>(this, batch.place, batch.sequence)
       this.move(batch, front, limit)
       if (batch.live === 0) this.unlink(bucket, batch)
       return front
@@ -415,7 +439,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   join(batch: Batch<T, R>, freeUnits: number): number {
     if (batch.released) return 0
-    const bucket = batch.key === undefined ? this.unkeyed : this.buckets.get(batch.key)
+    const bucket = this.buckets.get((batch.place as Bucket<T, R>).mapKey)
     if (!bucket) return 0
     let joined = 0
     for (let from = bucket.head; from !== undefined && freeUnits > 0; from = bucket.head) {

@@ -11,6 +11,7 @@
  */
 import { makeHandle, type DeploymentHandle } from '../deployment/handle.js'
 import type { Outcome } from '../deployment/outcome.js'
+import { MODEL_ID_HEADER } from '../deployment/model-id.js'
 import { RPC_PREFIX } from '../http/rpc.js'
 
 export { DeploymentResponse, type DeploymentHandle } from '../deployment/handle.js'
@@ -39,11 +40,13 @@ export function connect(url: string, options: ConnectOptions): Connection {
   const doFetch = options.fetch ?? fetch
   return {
     getDeploymentHandle<I extends object>(name: string, { app = 'default' } = {}) {
-      return makeHandle<I>(async (method, args, signal): Promise<Outcome> => {
+      return makeHandle<I>(async (method, args, signal, scope): Promise<Outcome> => {
         const path = [app, name, method].map(encodeURIComponent).join('/')
+        const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' }
+        if (scope.multiplexedModelId !== undefined) headers[MODEL_ID_HEADER] = scope.multiplexedModelId
         const response = await doFetch(new URL(RPC_PREFIX + path, base), {
           method: 'POST',
-          headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' },
+          headers,
           body: JSON.stringify({ args }),
           signal,
         })

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from '#async-context'
-import { setContextProvider, type AmbientContext } from '../batching/context.js'
+import { setContextProvider, setContextRunner, type AmbientContext } from '../batching/context.js'
 import { LinkedQueue, type Linked } from '../batching/list.js'
 
 /**
@@ -23,7 +23,8 @@ import { LinkedQueue, type Linked } from '../batching/list.js'
  *   the need gets the context too when it is the only request in flight.
  */
 export interface RequestContext extends AmbientContext {
-  origin: 'http' | 'handle'
+  /** 'batch': the code of a batch of one multiplexed model's calls, which belongs to no single request. */
+  origin: 'http' | 'handle' | 'batch'
 }
 
 /** The request whose code runs synchronously right now. */
@@ -46,6 +47,16 @@ class InFlight implements Linked<InFlight> {
 const inFlight = new LinkedQueue<InFlight>()
 
 setContextProvider(() => running ?? storage?.getStore() ?? missed())
+setContextRunner((context, fn) => {
+  const outer = running
+  const batchContext: RequestContext = { ...context, origin: 'batch' }
+  running = batchContext
+  try {
+    return storage ? storage.run(batchContext, fn) : fn()
+  } finally {
+    running = outer
+  }
+})
 
 function missed(): RequestContext | undefined {
   if (inFlight.count === 0 || storage) return undefined

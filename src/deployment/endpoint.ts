@@ -10,6 +10,8 @@ export interface ReplicaCall {
   readonly deadline?: number | undefined
   /** Safe to retry on a fresh replica if this one resets mid-call (Durable Objects). */
   readonly idempotent?: boolean | undefined
+  /** The model a multiplexed deployment serves the call with (already checked). */
+  readonly multiplexedModelId?: string | undefined
 }
 
 export interface ReplicaHealth {

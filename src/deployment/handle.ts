@@ -2,6 +2,7 @@ import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { getValidSeconds } from '../batching/options.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import { currentRequest } from './context.js'
+import { checkModelId } from './model-id.js'
 import { noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
 import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
@@ -91,39 +92,67 @@ export class DeploymentResponse<R> implements PromiseLike<R>, AsyncIterable<Stre
 /** What iterating a streamed response yields. */
 export type StreamItem<R> = R extends AsyncIterable<infer T> ? T : never
 
-/** Method names a handle offers: functions, not `constructor`, not `_`-prefixed. */
+/** Method names a handle offers: functions, not `constructor`, not `_`-prefixed, not `options` (the handle's own). */
 type CallableKeys<I> = {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  [K in keyof I]: K extends 'constructor' | `_${string}` ? never : I[K] extends (...args: any[]) => any ? K : never
+  [K in keyof I]: K extends 'constructor' | 'options' | `_${string}` ? never : I[K] extends (...args: any[]) => any ? K : never
 }[keyof I]
+
+/** What `handle.options()` sets for the calls made through the handle it returns (Ray's `handle.options()`). */
+export interface HandleCallOptions {
+  /** The model a multiplexed deployment serves these calls with: see `multiplexed()`. */
+  multiplexedModelId?: string
+}
 
 export type DeploymentHandle<I> = {
   readonly [K in CallableKeys<I>]: I[K] extends (...args: infer A) => infer R
     ? { remote(...args: A): DeploymentResponse<Awaited<R>> }
     : never
+} & {
+  /** A handle like this one whose calls carry `options`: `handle.options({ multiplexedModelId: 'eu' }).predict.remote(x)`. */
+  options(options: HandleCallOptions): DeploymentHandle<I>
 } & HandleMarker<I>
+
+/** What a handle call carries besides its arguments. */
+export interface CallScope {
+  /** Epoch ms: the calling request's deadline, when the call is made inside one. */
+  deadline?: number | undefined
+  multiplexedModelId?: string | undefined
+}
 
 /**
  * How a handle reaches a replica: in-process, on a worker thread, over
- * Durable Object RPC, or over HTTP. `deadline` (epoch ms) is the calling
- * request's, when the call is made inside one.
+ * Durable Object RPC, or over HTTP.
  */
-export type Invoke = (method: string, args: unknown[], signal: AbortSignal, deadline?: number) => Promise<Outcome>
+export type Invoke = (method: string, args: unknown[], signal: AbortSignal, scope: CallScope) => Promise<Outcome>
 
-/** A typed proxy whose `name.remote(...args)` goes through `invoke`. */
-export function makeHandle<I>(invoke: Invoke): DeploymentHandle<I> {
+/** A typed proxy whose `name.remote(...args)` goes through `invoke`, and whose `options()` makes another. */
+export function makeHandle<I>(invoke: Invoke, callOptions: HandleCallOptions = {}): DeploymentHandle<I> {
   const methods = new Map<string, { remote(...args: unknown[]): DeploymentResponse<unknown> }>()
+  const options = (next: HandleCallOptions): DeploymentHandle<I> => {
+    if (next === null || typeof next !== 'object') {
+      throw new TypeError(`handle.options() takes an object such as { multiplexedModelId: 'eu' }, received ${String(next)}`)
+    }
+    const merged = { ...callOptions }
+    if (next.multiplexedModelId !== undefined) {
+      merged.multiplexedModelId = checkModelIdOption(next.multiplexedModelId)
+    }
+    return makeHandle<I>(invoke, merged)
+  }
+  const { multiplexedModelId } = callOptions
   return new Proxy({} as DeploymentHandle<I>, {
     get(_target, property) {
       // Not a thenable, not a symbol-keyed protocol: only named methods.
       if (typeof property !== 'string' || property === 'then') return undefined
+      if (property === 'options') return options
       let method = methods.get(property)
       if (!method) {
         method = {
           remote: (...args: unknown[]) => {
             // Inside a replica serving a request, the call is that request's child (see DeploymentResponse).
             const parent = currentRequest()
-            return new DeploymentResponse((signal) => invoke(property, args, signal, parent?.deadline).then(unwrap), parent?.signal)
+            const scope: CallScope = { deadline: parent?.deadline, multiplexedModelId }
+            return new DeploymentResponse((signal) => invoke(property, args, signal, scope).then(unwrap), parent?.signal)
           },
         }
         methods.set(property, method)
@@ -163,16 +192,25 @@ export interface HandleOptions {
 /** Handle calls through a deployment's router, held to the same limits as HTTP requests. */
 export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions = {}): Invoke {
   const idempotent = options.idempotent === true
-  return async (method, args, signal, deadline) => {
+  return async (method, args, signal, { deadline, multiplexedModelId }) => {
     const { router, replicas, scaling } = replicaSet()
     if (scaling.beforeRoute) await scaling.beforeRoute()
-    let replica = router.tryAcquire()
-    if (replica < 0) replica = await router.acquire(signal, deadline)
+    let replica = router.tryAcquire(multiplexedModelId)
+    if (replica < 0) replica = await router.acquire(signal, deadline, multiplexedModelId)
     try {
       if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-      return await replicas[replica]!.invoke(method, args, { signal, idempotent, deadline })
+      return await replicas[replica]!.invoke(method, args, { signal, idempotent, deadline, multiplexedModelId })
     } finally {
       router.release(replica)
     }
+  }
+}
+
+/** A model id given to handle.options(): a mistake in code, so a TypeError rather than a 400. */
+function checkModelIdOption(value: unknown): string {
+  try {
+    return checkModelId(value, 'multiplexedModelId')
+  } catch (error) {
+    throw new TypeError(`handle.options(): ${(error as Error).message}`)
   }
 }

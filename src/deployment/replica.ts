@@ -11,6 +11,7 @@ import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } 
 import { failure, type Outcome } from './outcome.js'
 import { errorResponse, toResponse } from './responses.js'
 import { disposeInstance } from './dispose.js'
+import { modelCachesOf, type ModelCache } from './multiplexed.js'
 
 type FetchMethod = (request: Request | Request[]) => unknown
 
@@ -35,6 +36,8 @@ export class Replica implements ReplicaEndpoint {
    */
   #ambient = false
   #batchedFetch: BatchedFunction<Request, unknown> | undefined
+  /** The instance's multiplexed functions: a request for a model keeps that model from eviction while it runs. */
+  #models: ModelCache<unknown>[] = []
   readonly #metrics: ReplicaMetrics
   readonly #http: RequestMeter
   readonly #handle: RequestMeter
@@ -62,10 +65,14 @@ export class Replica implements ReplicaEndpoint {
       const made = constructReplica(this.deployment, context, args)
       const { instance } = made
       const composes = bound || made.composes
-      // A composing deployment calls its handles after awaits (the body, the previous stage), where
-      // only AsyncLocalStorage still knows the request; switch it on before the first request runs.
-      if (composes) trackAcrossAwaits()
-      this.#ambient = this.#metrics.attach(instance) > 0 || composes
+      this.#models = modelCachesOf(instance)
+      this.#metrics.watchModels(this.#models)
+      // A composing deployment calls its handles after awaits (the body, the previous stage), and a
+      // multiplexed one asks multiplexedModelId() after them, where only AsyncLocalStorage still knows
+      // the request; switch it on before the first request runs.
+      const multiplexes = this.#models.length > 0
+      if (composes || multiplexes) trackAcrossAwaits()
+      this.#ambient = this.#metrics.attach(instance) > 0 || composes || multiplexes
       this.#instance = instance
     }
     return this.#instance
@@ -83,23 +90,29 @@ export class Replica implements ReplicaEndpoint {
    */
   async stop(): Promise<void> {
     const instance = this.#instance
+    const models = this.#models
     this.#instance = undefined
     this.#batchedFetch = undefined
+    this.#models = []
     this.#ambient = false
     this.#metrics.detach()
+    await Promise.all(models.map((cache) => cache.clear()))
     if (instance) await disposeInstance(instance, this.deployment.name, this.index)
   }
 
   async fetch(request: Request, call: ReplicaCall = {}): Promise<Response> {
     const started = performance.now()
     let response: Response
+    let modelId: string | undefined
     try {
       const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
+      modelId = this.#pinModel(call)
       const work = this.#runFetch(request, call, deadline)
       response = toResponse(await (deadline === undefined ? work : withDeadline(work, deadline)))
     } catch (error) {
       response = errorResponse(error)
     }
+    if (modelId !== undefined) this.#unpinModel(modelId)
     this.#http.record(response.status, (performance.now() - started) / 1000)
     return response
   }
@@ -114,7 +127,9 @@ export class Replica implements ReplicaEndpoint {
       // Whole requests are the batch items: the queue gets the call's signal
       // and deadline directly, no ambient context needed.
       const batched = (this.#batchedFetch ??= this.#batchFetch(instance, fetch))
-      return batched(request, { signal: call.signal, deadline, context: HTTP_ORIGIN })
+      const { multiplexedModelId } = call
+      const context = multiplexedModelId === undefined ? HTTP_ORIGIN : { origin: 'http', multiplexedModelId }
+      return batched(request, { signal: call.signal, deadline, context })
     }
     if (!this.#ambient) return Promise.resolve(fetch.call(instance, request))
     return runInContext(new ReplicaCallContext('http', call, deadline), () => fetch.call(instance, request))
@@ -139,9 +154,11 @@ export class Replica implements ReplicaEndpoint {
   async invoke(method: string, args: unknown[], call: ReplicaCall = {}): Promise<Outcome> {
     const started = performance.now()
     let outcome: Outcome
+    let modelId: string | undefined
     try {
       const instance = this.instance()
       const fn = findCallable(instance, method)
+      modelId = this.#pinModel(call)
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
       const deadline = earliest(call.deadline, deadlineFrom(this.deployment.options.requestTimeoutS))
       const work = this.#ambient
@@ -151,8 +168,23 @@ export class Replica implements ReplicaEndpoint {
     } catch (error) {
       outcome = failure(error)
     }
+    if (modelId !== undefined) this.#unpinModel(modelId)
     this.#handle.record(outcome.ok ? 200 : outcome.error.status, (performance.now() - started) / 1000)
     return outcome
+  }
+
+  /** A multiplexed instance's models: the call's is kept loaded while the call runs. Returns the id pinned. */
+  #pinModel(call: ReplicaCall): string | undefined {
+    const modelId = call.multiplexedModelId
+    if (modelId === undefined) return undefined
+    this.instance() // made on first use, when its multiplexed functions are found
+    if (this.#models.length === 0) return undefined
+    for (const cache of this.#models) cache.pin(modelId)
+    return modelId
+  }
+
+  #unpinModel(modelId: string): void {
+    for (const cache of this.#models) cache.unpin(modelId)
   }
 
   async metrics(): Promise<MetricsSnapshot> {
@@ -224,5 +256,9 @@ class ReplicaCallContext implements RequestContext {
 
   get signal(): ReplicaCall['signal'] {
     return this.call.signal
+  }
+
+  get multiplexedModelId(): string | undefined {
+    return this.call.multiplexedModelId
   }
 }

@@ -91,17 +91,21 @@ export class Router {
     return total
   }
 
-  /** A replica with room now, counted as taken; -1 if all are full. */
-  tryAcquire(): number {
+  /**
+   * A replica with room now, counted as taken; -1 if all are full. With a
+   * multiplexed model id, the replica that model's requests go to while it
+   * has room (see chooseFor).
+   */
+  tryAcquire(modelId?: string): number {
     if (this.waiting.count > 0) return -1 // keep order: earlier waiters go first
-    const replica = this.choose()
+    const replica = modelId === undefined ? this.choose() : this.chooseFor(modelId)
     if (replica >= 0) this.inFlight[replica]!++
     return replica
   }
 
   /** Wait for a replica (when `tryAcquire()` found none). */
-  acquire(signal?: CancelSignal, deadline?: number): Promise<number> {
-    const replica = this.tryAcquire()
+  acquire(signal?: CancelSignal, deadline?: number, modelId?: string): Promise<number> {
+    const replica = this.tryAcquire(modelId)
     if (replica >= 0) return Promise.resolve(replica)
     const { maxQueuedRequests, name } = this.options
     if (this.waiting.count >= maxQueuedRequests) {
@@ -167,6 +171,32 @@ export class Router {
     waiter.signal?.removeEventListener('abort', waiter)
   }
 
+  /**
+   * Model affinity without shared state: rendezvous hashing ranks the
+   * replicas for each model id the same way in every router (every Worker
+   * isolate, every process), so a model's requests go to the one replica
+   * that has loaded it, and a change in the replica count moves only the
+   * models of the replicas that came or went. When that replica is at
+   * `maxOngoingRequests`, the next in the model's ranking takes the request
+   * (and loads the model too), as Ray Serve spills a busy model over.
+   */
+  private chooseFor(modelId: string): number {
+    const { maxOngoingRequests } = this.options
+    const load = this.inFlight
+    const seed = hashString(modelId)
+    let best = -1
+    let bestScore = -1
+    for (let replica = 0; replica < this.active; replica++) {
+      if (load[replica]! >= maxOngoingRequests) continue
+      const score = mix32(seed ^ Math.imul(replica + 1, 0x9e3779b1))
+      if (score > bestScore) {
+        best = replica
+        bestScore = score
+      }
+    }
+    return best
+  }
+
   private choose(): number {
     const { maxOngoingRequests } = this.options
     // Not options.numReplicas: with autoscaling the count moves.
@@ -185,4 +215,19 @@ export class Router {
     }
     return least
   }
+}
+
+/** FNV-1a over UTF-16 code units: a model id to 32 bits. */
+function hashString(text: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  return hash >>> 0
+}
+
+/** A 32-bit finalizer (murmur3's): every input bit moves every output bit, so rankings differ per model. */
+function mix32(value: number): number {
+  let h = value >>> 0
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  return (h ^ (h >>> 16)) >>> 0
 }

@@ -14,6 +14,25 @@ export const disconnectSignal: unique symbol = Symbol('edgeserve.disconnectSigna
 export type DisconnectSource = (this: object) => CancelSignal
 
 /**
+ * Likewise for reading one request header: on Node, `request.headers` makes
+ * @hono/node-server build a web Headers object from the whole request,
+ * where the header Node parsed is one property away.
+ */
+export const headerSource: unique symbol = Symbol('edgeserve.headerSource')
+
+/** What a runtime puts under `headerSource`: the header's value (lower-case `name`), or null without one. */
+export type HeaderSource = (this: object, name: string) => string | null
+
+/** The request header `name` (lower case), read the cheapest way the runtime offers. */
+export function requestHeader(request: Request, env: unknown, name: string): string | null {
+  if (env !== null && typeof env === 'object') {
+    const source = (env as { [headerSource]?: unknown })[headerSource]
+    if (typeof source === 'function') return (source as HeaderSource).call(env, name)
+  }
+  return request.headers.get(name)
+}
+
+/**
  * One HTTP request on its way to a replica. Its disconnect signal is made
  * the first time something listens (a call waiting for a replica or in a
  * batch queue); a request that goes straight through never makes one.
@@ -25,6 +44,7 @@ export class HttpCall implements ReplicaCall {
     private readonly request: Request,
     private readonly env: unknown,
     readonly deadline: number | undefined,
+    readonly multiplexedModelId: string | undefined,
   ) {}
 
   get signal(): CancelSignal {

@@ -3,7 +3,8 @@ import { deadlineFrom } from '../deployment/deadline.js'
 import { boundDeployments, type Deployment } from '../deployment/deployment.js'
 import { replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
-import { HttpCall } from './http-call.js'
+import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
+import { HttpCall, requestHeader } from './http-call.js'
 
 /** Marks ingress handlers, so a runtime can find the deployments an app routes to. */
 export const ingressDeployment: unique symbol = Symbol('edgeserve.ingress')
@@ -29,9 +30,9 @@ export function ingress(deployment: Deployment): IngressHandler {
       const { router, replicas, scaling } = replicaSetOf(c.env, deployment)
       // Workers, autoscaled: bring this isolate's replica count up to date first.
       if (scaling.beforeRoute) await scaling.beforeRoute()
-      const call = new HttpCall(c.req.raw, c.env, deadlineFrom(requestTimeoutS))
-      let replica = router.tryAcquire()
-      if (replica < 0) replica = await router.acquire(call.signal, call.deadline)
+      const call = new HttpCall(c.req.raw, c.env, deadlineFrom(requestTimeoutS), modelIdOf(c))
+      let replica = router.tryAcquire(call.multiplexedModelId)
+      if (replica < 0) replica = await router.acquire(call.signal, call.deadline, call.multiplexedModelId)
       try {
         // The replica enforces the deadline where the work runs: one timer, not one per layer.
         return await replicas[replica]!.fetch(c.req.raw, call)
@@ -43,6 +44,12 @@ export function ingress(deployment: Deployment): IngressHandler {
     }
   }
   return Object.assign(handler, { [ingressDeployment]: deployment })
+}
+
+/** The model the request names for a multiplexed deployment, checked (a bad one is a 400); undefined without the header. */
+function modelIdOf(c: Context): string | undefined {
+  const value = requestHeader(c.req.raw, c.env, MODEL_ID_HEADER)
+  return value === null ? undefined : checkModelId(value, `the ${MODEL_ID_HEADER} header`)
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Invoke } from '../deployment/handle.js'
 import { readJson } from './body.js'
 import { encodeStream, isAsyncIterable } from '../deployment/stream-codec.js'
 import { errorResponse } from '../deployment/responses.js'
+import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
 
 /** Where remote handles call: POST /-/rpc/<app>/<deployment>/<method> with `{ "args": [...] }`. */
 export const RPC_PREFIX = '/-/rpc/'
@@ -32,7 +33,9 @@ export async function handleRpc(request: Request, token: string, lookup: Invoker
     const body = await readJson(request)
     const args = (body as { args?: unknown } | null)?.args ?? []
     if (!Array.isArray(args)) throw new HTTPError(400, 'the body must be {"args": [...]}')
-    const outcome = await invoke(method, args, request.signal)
+    const modelId = request.headers.get(MODEL_ID_HEADER)
+    const multiplexedModelId = modelId === null ? undefined : checkModelId(modelId, `the ${MODEL_ID_HEADER} header`)
+    const outcome = await invoke(method, args, request.signal, { multiplexedModelId })
     if (!outcome.ok) {
       return new Response(JSON.stringify({ error: { type: outcome.error.type, message: outcome.error.message } }), {
         status: outcome.error.status,

@@ -1,6 +1,7 @@
 import { batchedMethodsOf } from '../batching/decorator.js'
 import { isBatched, type BatchControls } from '../batching/batch.js'
 import type { QueueObserver } from '../batching/queue.js'
+import type { ModelCache } from '../deployment/multiplexed.js'
 import { log } from './log.js'
 import {
   MetricsRegistry,
@@ -64,11 +65,33 @@ export class ReplicaMetrics {
     SECONDS_BUCKETS,
   )
   private readonly requests = this.registry.counter('edgeserve_requests_total', 'Requests and handle calls by status.')
+  private readonly modelLoads = this.registry.counter('edgeserve_multiplexed_model_loads_total', 'Models a multiplexed deployment loaded.')
+  private readonly modelEvictions = this.registry.counter(
+    'edgeserve_multiplexed_model_evictions_total',
+    'Models a multiplexed deployment evicted to stay within maxModelsPerReplica.',
+  )
+  private models: readonly ModelCache<unknown>[] = []
 
   constructor(deployment: string, replica: number) {
     this.labels = { deployment, replica: String(replica) }
     this.statGauge('edgeserve_queue_length', 'Calls waiting in each batch queue.', 'queueLength')
     this.statGauge('edgeserve_batches_in_flight', 'Batches running now.', 'batchesInFlight')
+    this.registry.gauge({
+      name: 'edgeserve_multiplexed_models_loaded',
+      help: 'Models a multiplexed deployment holds loaded on this replica.',
+      read: () => (this.models.length === 0 ? [] : [{ labels: this.labels, value: this.models.reduce((sum, cache) => sum + cache.loaded, 0) }]),
+    })
+  }
+
+  /** Count the loads and evictions of an instance's multiplexed functions, and read how many models they hold. */
+  watchModels(caches: readonly ModelCache<unknown>[]): void {
+    this.models = caches
+    if (caches.length === 0) return
+    const loads = this.modelLoads.labels(this.labels)
+    const evictions = this.modelEvictions.labels(this.labels)
+    for (const cache of caches) {
+      cache.observer = { loadStarted: () => loads.value++, evicted: () => evictions.value++ }
+    }
   }
 
   /** A gauge per batched method, read from its queue's stats() when metrics are collected. */
@@ -96,6 +119,7 @@ export class ReplicaMetrics {
   /** The instance went away: stop reading its queues (counters and histograms keep what they counted). */
   detach(): void {
     this.methods.clear()
+    this.models = []
   }
 
   /** Batched methods watched, with their options in force. */

@@ -1,7 +1,7 @@
 import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import type { CancelSignal } from '../../batching/cancel-signal.js'
 import { RequestCancelledError } from '../../errors.js'
-import { disconnectSignal } from '../../http/http-call.js'
+import { disconnectSignal, headerSource } from '../../http/http-call.js'
 
 type NodeBindings = HttpBindings | Http2Bindings
 type Listener = EventListenerObject | (() => void)
@@ -27,6 +27,11 @@ export function requestEnvClass(shared: Record<string, unknown>): RequestEnvClas
 
     [disconnectSignal](): CancelSignal {
       return new ClientDisconnect(this.outgoing)
+    }
+
+    [headerSource](name: string): string | null {
+      const value = this.incoming.headers[name]
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
     }
   }
   Object.setPrototypeOf(RequestEnv.prototype, shared)

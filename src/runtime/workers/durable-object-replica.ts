@@ -14,8 +14,8 @@ import { coordinatorName, type ReplicaControl } from './coordinator.js'
  */
 export interface ReplicaStub extends ReplicaControl, CoordinatorStub {
   fetch(request: Request): Promise<Response>
-  /** A handle call. Signals cannot cross RPC; the deadline does. */
-  invoke(method: string, args: unknown[], call?: { deadline?: number | undefined }): Promise<Outcome>
+  /** A handle call. Signals cannot cross RPC; the deadline and the model id do. */
+  invoke(method: string, args: unknown[], call?: { deadline?: number | undefined; multiplexedModelId?: string | undefined }): Promise<Outcome>
   metrics(): Promise<MetricsSnapshot>
   health(): Promise<ReplicaHealth>
   describe(): Promise<ReplicaDescription>
@@ -59,14 +59,16 @@ export class DurableObjectReplica implements ReplicaEndpoint {
   ) {}
 
   fetch(request: Request): Promise<Response> {
-    // The object computes the deadline itself from requestTimeoutS; a Request carries nothing else.
+    // The object computes the deadline itself from requestTimeoutS, and reads the model id from the
+    // request's header; a Request carries nothing else.
     const idempotent = request.method === 'GET' || request.method === 'HEAD'
     return this.#withRetry(idempotent, `${request.method} request`, (stub) => stub.fetch(request))
   }
 
   invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
-    // Signals cannot cross RPC; the deadline can.
-    return this.#withRetry(call.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, { deadline: call.deadline }))
+    // Signals cannot cross RPC; the deadline and the model id can.
+    const { deadline, multiplexedModelId } = call
+    return this.#withRetry(call.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, { deadline, multiplexedModelId }))
   }
 
   metrics(): Promise<MetricsSnapshot> {

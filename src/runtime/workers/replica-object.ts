@@ -4,6 +4,7 @@ import type { ReplicaDescription, ReplicaHealth } from '../../deployment/endpoin
 import type { Outcome } from '../../deployment/outcome.js'
 import { Replica } from '../../deployment/replica.js'
 import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
+import { MODEL_ID_HEADER } from '../../deployment/model-id.js'
 import { replicaName } from '../../deployment/replica-set.js'
 import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
@@ -56,17 +57,18 @@ export class ReplicaObject extends DurableObject<unknown> {
   override async fetch(request: Request): Promise<Response> {
     this.#arrived()
     try {
-      return await this.#host().fetch(request, {})
+      // The Worker's ingress checked the header before routing here by it.
+      return await this.#host().fetch(request, { multiplexedModelId: request.headers.get(MODEL_ID_HEADER) ?? undefined })
     } finally {
       this.#answered()
     }
   }
 
-  /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline does. */
-  async invoke(method: string, args: unknown[], call?: { deadline?: number }): Promise<Outcome> {
+  /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline and the model id do. */
+  async invoke(method: string, args: unknown[], call?: { deadline?: number; multiplexedModelId?: string }): Promise<Outcome> {
     this.#arrived()
     try {
-      const outcome = await this.#host().invoke(method, args, { deadline: call?.deadline })
+      const outcome = await this.#host().invoke(method, args, { deadline: call?.deadline, multiplexedModelId: call?.multiplexedModelId })
       // An iterator cannot cross RPC; a byte stream can.
       if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) return { ok: true, stream: encodeStream(outcome.value) }
       return outcome

@@ -46,8 +46,9 @@ export type ToWorker =
       headers: HeaderList
       body: ArrayBuffer | null
       deadline: number | undefined
+      multiplexedModelId: string | undefined
     }
-  | { type: 'invoke'; id: number; method: string; args: unknown[]; deadline: number | undefined }
+  | { type: 'invoke'; id: number; method: string; args: unknown[]; deadline: number | undefined; multiplexedModelId: string | undefined }
   | { type: 'abort'; id: number }
   | { type: 'admin'; id: number; query: AdminQuery }
   /** Autoscaling removed this idle replica: dispose of its instance and say `stopped`; the thread is ended then. */

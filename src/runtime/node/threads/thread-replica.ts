@@ -167,7 +167,7 @@ export class ThreadReplica implements ReplicaEndpoint {
     try {
       // GET and HEAD carry no body: asking would make @hono/node-server build a whole Request.
       const body = request.method === 'GET' || request.method === 'HEAD' ? null : await wholeBody(request)
-      const message = { method: request.method, url: request.url, headers: [...request.headers], body, deadline: call.deadline }
+      const message = { method: request.method, url: request.url, headers: [...request.headers], body, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }
       const { answer, body: streamed } = await this.#exchange((id) => ({ type: 'fetch', id, ...message }), body ? [body] : [], call)
       if (answer.type === 'head') return new Response(streamed ?? null, answer)
       // As bytes, not an ArrayBuffer: @hono/node-server writes those without building an undici Response.
@@ -180,7 +180,7 @@ export class ThreadReplica implements ReplicaEndpoint {
 
   async invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
     try {
-      const { answer, body } = await this.#exchange((id) => ({ type: 'invoke', id, method, args, deadline: call.deadline }), [], call)
+      const { answer, body } = await this.#exchange((id) => ({ type: 'invoke', id, method, args, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }), [], call)
       if (answer.type === 'stream' && body) return { ok: true, stream: body }
       if (answer.type === 'outcome') return answer.outcome
       throw new Error(`replica ${this.name} answered a call with a ${answer.type} message`)

@@ -117,7 +117,7 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
   live.set(id, entry)
   try {
     const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
-    let response = await replica.fetch(request, { signal: entry.controller.signal, deadline: message.deadline })
+    let response = await replica.fetch(request, { signal: entry.controller.signal, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
     const streamed = response.body !== null && /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
     if (!streamed) {
       let body: ArrayBuffer | null
@@ -165,7 +165,11 @@ async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 
   const entry: Live = { controller: new AbortController() }
   live.set(id, entry)
   try {
-    const outcome = await replica.invoke(message.method, message.args, { signal: entry.controller.signal, deadline: message.deadline })
+    const outcome = await replica.invoke(message.method, message.args, {
+      signal: entry.controller.signal,
+      deadline: message.deadline,
+      multiplexedModelId: message.multiplexedModelId,
+    })
     if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) {
       // An iterator cannot cross to another thread; its NDJSON bytes can.
       post({ type: 'stream', id })
