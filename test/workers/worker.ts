@@ -6,6 +6,7 @@ import { Hono } from 'hono'
 import { batch, deployment, getHandle, ingress, replicaContext } from 'edgeserve'
 import { durableObject, serveWorker } from 'edgeserve/workers'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
+import { oneReplicaTenants, tenantApp, tenants } from '../support/tenant-app.js'
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
@@ -141,7 +142,12 @@ const app = new Hono<{ Bindings: Env }>()
     return c.text('reset')
   })
 
+// The multiplexing suite's routes (test/support/tenant-app.ts), shared with the Node tests.
+app.route('/', tenantApp)
+
 export default serveWorker(app)
+export const TenantModels = durableObject(tenants)
+export const OneReplicaTenants = durableObject(oneReplicaTenants)
 export const SeedAdder = durableObject(adder)
 export const Recorder = durableObject(recorder)
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */

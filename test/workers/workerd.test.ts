@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startWorker, type TestWorker } from '../support/workerd.js'
 import { closedLoop, deploymentMetric, replicasNow } from '../support/autoscaling.js'
 import { waitFor } from '../support/wait-for.js'
+import { describeMultiplexing } from '../support/multiplexing-suite.js'
 
 let worker: TestWorker | undefined
 let base: string
@@ -171,3 +172,6 @@ describe('Workers: autoscaled Durable Objects', () => {
     await waitFor(async () => (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 2, 'replica 2 to stop once it answered')
   })
 })
+
+// Multiplexing: the model id crosses Durable Object RPC, and every isolate's router ranks replicas alike.
+describeMultiplexing('Workers (Durable Objects)', () => base)
