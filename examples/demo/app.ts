@@ -8,6 +8,7 @@ import { app as adder } from '../adder/app.js'
 import { app as adderOrigin } from '../adder-origin/app.js'
 import { app as autoscaledAdder } from '../autoscaling/app.js'
 import { housePrice } from '../house-price/predictor.js'
+import { regionalHousePrice } from '../regional-house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
 import { ocrPageResponse } from '../ocr/page.js'
@@ -26,6 +27,8 @@ app.get('/', (c) =>
       'GET /adder-origin/handle?number=41': '... and through a handle; batches never mix the two',
       'GET /adder/autoscaled?number=41': 'the adder, autoscaled: 0 replicas when idle, up to 4 under load',
       'POST /predict {"features": [8 numbers]}': 'house price (MLP, batched whole requests, 32 per batch)',
+      'POST /regional/predict {"features": [8 numbers]}, header edgeserve-multiplexed-model-id: north, south or central':
+        "a region's own house-price model: one multiplexed, autoscaled deployment serves all three",
       'GET /generate?text=Once+upon+a+time': 'text continuation (char-level LM, continuous batching)',
       'GET /generate/stream?text=Once+upon+a+time': 'the same, streamed as Server-Sent Events',
       'GET /ocr': 'a page to try OCR: upload an image, see the boxes and the text',
@@ -39,6 +42,7 @@ app.route('/', adder)
 app.route('/', adderOrigin)
 app.route('/', autoscaledAdder)
 app.post('/predict', ingress(housePrice))
+app.post('/regional/predict', ingress(regionalHousePrice))
 app.get('/generate', ingress(textGenerator))
 app.get('/generate/stream', ingress(textGenerator))
 app.post('/ocr/direction', ingress(ocrDirection))

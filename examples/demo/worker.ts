@@ -11,6 +11,7 @@ import { adder } from '../adder/batch-adder.js'
 import { originAdder } from '../adder-origin/origin-adder.js'
 import { scaledAdder } from '../autoscaling/scaled-adder.js'
 import { housePrice } from '../house-price/predictor.js'
+import { regionalHousePrice } from '../regional-house-price/predictor.js'
 import { textGenerator } from '../text-generator/generator.js'
 import { ocrDirection } from '../ocr-direction/classifier.js'
 import { textDetector } from '../ocr/detector.js'
@@ -24,6 +25,8 @@ export const OriginAwareAdder = durableObject(originAdder)
 // Autoscaled: its replicas and its coordinator ("ScaledAdder/autoscaler") are objects of this one class.
 export const ScaledAdder = durableObject(scaledAdder)
 export const HousePricePredictor = durableObject(housePrice)
+// Multiplexed (a model per region) and autoscaled: replicas and coordinator share the class too.
+export const RegionalHousePrice = durableObject(regionalHousePrice)
 export const BatchTextGenerator = durableObject(textGenerator)
 export const TextDirectionClassifier = durableObject(ocrDirection)
 export const OcrPipeline = durableObject(ocrPipeline)

@@ -2,10 +2,8 @@ import { HTTPError, deployment, readJson } from 'edgeserve'
 import { stack } from 'edgeserve/onnx'
 import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/house-price'
-import { FeatureError, INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from './features.js'
-
-/** Request bodies are a few hundred bytes; refuse anything near this. */
-const BODY_LIMIT = 16 * 1024
+import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME } from './features.js'
+import { BODY_LIMIT, parseFeatureBody } from './parse.js'
 
 /** One answer of `POST /predict`. */
 export interface Prediction {
@@ -29,7 +27,7 @@ export class HousePricePredictor {
 
   async fetch(requests: Request[]): Promise<(Prediction | Error)[]> {
     // A bad request fails alone: its slot holds its error, the rest are predicted.
-    const parsed = await Promise.all(requests.map((request) => this.parse(request).catch((error: unknown) => toHttpError(error))))
+    const parsed = await Promise.all(requests.map((request) => this.parse(request).catch((error: unknown) => asError(error))))
     const valid = parsed.filter((p): p is number[] => Array.isArray(p))
     const prices = valid.length > 0 ? await this.predict(valid) : []
     let next = 0
@@ -47,16 +45,11 @@ export class HousePricePredictor {
 
   private async parse(request: Request): Promise<number[]> {
     if (request.method !== 'POST') throw new HTTPError(405, 'use POST with a JSON body {"features": [8 numbers]}')
-    const body = await readJson(request, BODY_LIMIT)
-    if (typeof body !== 'object' || body === null || Array.isArray(body) || !('features' in body)) {
-      throw new HTTPError(400, 'the body must be a JSON object {"features": [8 numbers]}')
-    }
-    return parseFeatures((body as { features: unknown }).features)
+    return parseFeatureBody(await readJson(request, BODY_LIMIT))
   }
 }
 
-function toHttpError(error: unknown): Error {
-  if (error instanceof FeatureError) return new HTTPError(error.kind === 'shape' ? 400 : 422, error.message)
+function asError(error: unknown): Error {
   return error instanceof Error ? error : new HTTPError(400, String(error))
 }
 

