@@ -114,6 +114,6 @@ for (const r of runs) {
     `| ${r.mode} | ${r.requests} | ${f(r.requestsPerS)} | ${r.errors} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.p99RampMs)} | ${f(r.p99SteadyMs)} | ${r.maxReplicas} | ${f(r.secondsToMax, 1)} | ${f(r.secondsToMin, 1)} |`,
   )
 }
-const section = { connections: CONNECTIONS, leadS, loadS, idleS, rampS, runs }
+const section = { date: new Date().toISOString(), connections: CONNECTIONS, leadS, loadS, idleS, rampS, runs }
 if (!process.argv.includes('--print-only')) mergeIntoResults('autoscaling', section)
 console.log(JSON.stringify(section))

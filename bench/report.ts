@@ -71,6 +71,11 @@ function chart(results: any): string {
   return parts.join('\n') + '\n'
 }
 
+/** Said of a section a quick run kept from an earlier run rather than measured. */
+function carried(run: { carriedOver?: boolean }): string {
+  return run.carriedOver ? ', kept from an earlier run: the quick run does not measure it' : ''
+}
+
 /** Pages/s and latency of the OCR pipeline, over its in-process limit, with each stage's share of the batches' execution time. */
 function ocrPipelineTable(run: any): string {
   if (!run) {
@@ -78,7 +83,7 @@ function ocrPipelineTable(run: any): string {
   }
   const pct = (x: number | undefined) => `${Math.round((x ?? 0) * 100)}%`
   const lines = [
-    `${run.pagesPerRow} pages per row${run.date ? `, measured ${run.date} (${run.mode})` : ''}. ` +
+    `${run.pagesPerRow} pages per row${run.date ? `, measured ${run.date} (${run.mode})` : ''}${carried(run)}. ` +
       "The client posts from the server's own process: its fetch calls share the server's thread and the machine's 2 cores.",
     '',
   ]
@@ -108,7 +113,8 @@ function ocrPipelineTable(run: any): string {
 function autoscalingTable(run: any): string {
   if (!run) return '_Measured by the full run (`npm run bench`) only: it takes about a minute. Alone: `npx tsx --conditions=edgeserve-source bench/autoscaling.ts`._'
   const lines = [
-    `${run.connections} connections for ${run.loadS} s after 2 s idle, then ${run.idleS} s idle; the ramp is the load's first ${run.rampS} s, steady its last ${run.rampS} s.`,
+    `${run.date ? `Measured ${run.date}${carried(run)}. ` : ''}` +
+      `${run.connections} connections for ${run.loadS} s after 2 s idle, then ${run.idleS} s idle; the ramp is the load's first ${run.rampS} s, steady its last ${run.rampS} s.`,
     '',
     '| replicas | requests | req/s | errors | p50 ms | p99 ms | p99 ramp ms | p99 steady ms | most replicas | s to most | s back to fewest |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

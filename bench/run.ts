@@ -173,9 +173,23 @@ try {
   log(`workerd failed: ${workerdError}`)
 }
 
+// What the quick run does not measure it carries over from the last results, each section with
+// the date it was measured (the report says so): a quick run does not erase the slow pieces' rows.
+const previous = (() => {
+  try {
+    return JSON.parse(readFileSync(`${ROOT}/bench/results/latest.json`, 'utf8')) as Record<string, unknown>
+  } catch {
+    return {}
+  }
+})()
+const carriedOver = <T>(key: string): T | undefined => {
+  const section = previous[key] as T | undefined
+  return section && { ...section, carriedOver: true }
+}
+
 // 4b. The OCR pipeline (three deployments through handles), its own server and load.
 // At about a page a second it does not fit the quick run.
-let ocrPipeline: unknown
+let ocrPipeline: unknown = quick ? carriedOver('ocrPipeline') : undefined
 if (!quick) {
   log('OCR pipeline')
   // --print-only: this run writes latest.json and the report itself.
@@ -184,7 +198,7 @@ if (!quick) {
 
 // 4c. Autoscaling under a step load (idle, c=64, idle), against a fixed maximum: about a minute, so full runs only.
 type AutoscalingRun = { connections: number; loadS: number; idleS: number; rampS: number; runs: Record<string, unknown>[] }
-let autoscaling: AutoscalingRun | undefined
+let autoscaling: AutoscalingRun | undefined = quick ? carriedOver<AutoscalingRun>('autoscaling') : undefined
 if (!quick) {
   log('autoscaling step load')
   autoscaling = await runJsonChild<AutoscalingRun>('bench/autoscaling.ts', ['--print-only'])
