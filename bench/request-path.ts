@@ -29,7 +29,7 @@ const noOpSet = new ReplicaSet(noOp, [new Replica(noOp, 0)])
 // The env serve() gives each request; the response object stands in for Node's, whose close is never seen here.
 const RequestEnv = requestEnvClass({ NoOp: noOpSet, BatchedNoOp: new ReplicaSet(batchedNoOp, [new Replica(batchedNoOp, 0)]) })
 const response = { closed: false, writableFinished: false, once: () => response }
-const env = new RequestEnv({ incoming: {}, outgoing: response } as unknown as ConstructorParameters<typeof RequestEnv>[0])
+const env = new RequestEnv({ incoming: { headers: {} }, outgoing: response } as unknown as ConstructorParameters<typeof RequestEnv>[0])
 const request = (path: string) => new Request(`http://bench.local${path}`)
 
 /** ns per call of `call`, 64 callers each awaiting its next call (caller i passes i). */
@@ -65,6 +65,13 @@ const pieces: Record<string, (caller: number) => unknown> = {
   replica: (caller) => replica.fetch(noopRequests[caller]!, {}),
   // The batch queue alone: one call of a no-op batched function.
   batchQueue: () => echo(1),
+}
+
+// Each route must answer 200 here: an error path measured by mistake (a stand-in the ingress
+// cannot read, say) would pass for a slow request path.
+for (const [name, path] of [['hono', '/hello'], ['deployment', '/noop'], ['batchedDeployment', '/noop-batched']] as const) {
+  const answer = await app.fetch(request(path), env)
+  if (answer.status !== 200) throw new Error(`${name} (${path}) answered ${answer.status}: ${await answer.text()}`)
 }
 
 const samples = new Map<string, number[]>(Object.keys(pieces).map((name) => [name, []]))
