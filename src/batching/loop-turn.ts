@@ -1,31 +1,83 @@
-import { macrotask } from './macrotask.js'
+import { macrotask, macrotaskAfterTurns } from './macrotask.js'
 
 /**
- * Whether a batch has started on this thread since the event loop last
- * turned (read its I/O, ran its timers).
+ * How long batches may hold the thread before the event loop must turn (read
+ * its I/O, accept connections, run its timers), and how often it turns after.
  *
  * A full batch starts on a microtask, so that a lone request does not wait a
- * loop turn. But a model run holds the thread, and everything that follows
- * one on promise jobs follows it without a turn: the next full batch of the
- * same queue, or a pipeline's next stage called with what the last one
- * returned. Thirty-two OCR pages in flight chain their stages that way for
- * seconds; meanwhile no request is read, and a kept-alive connection whose
- * next request sits unread past Node's keep-alive timeout is reset with that
- * request on it. So only the first batch after a turn starts on a microtask;
- * any other waits for the turn, whichever queue it belongs to.
+ * loop turn, and so that a queue of cheap batches (a no-op model, a small
+ * regressor) runs them back to back without paying a turn each. But a model
+ * run holds the thread, and everything that follows one on promise jobs
+ * follows it without a turn: the next full batch of the same queue, or a
+ * pipeline's next stage called with what the last one returned. Thirty-two
+ * OCR pages in flight chain their stages that way for seconds; meanwhile no
+ * request is read, and a kept-alive connection whose next request sits unread
+ * past Node's keep-alive timeout is reset with that request on it.
+ *
+ * So batches after the first in a turn start on a microtask only while the
+ * turn is young: under TURN_BUDGET_MS since its first batch started, and
+ * fewer than MAX_BATCHES_PER_TURN batches. Past either, the next batch, in
+ * whatever queue, waits for the turn. The count bounds runtimes whose clock
+ * stands still while code runs (workerd advances time only on I/O).
+ *
+ * One turn is not always enough. libuv (1.46 in Node 20) accepts one new
+ * connection per turn of the loop, so a server whose turns each run a 70 ms
+ * model batch accepts fourteen connections a second: a burst of 64 new
+ * clients waited up to two seconds to be accepted while the requests already
+ * read were served in a tenth of that. After a turn whose batches held the
+ * thread, the next batch therefore waits about one turn per millisecond held
+ * (at most YIELD_TURNS_MAX): idle turns cost microseconds, and each accepts a
+ * connection and reads what arrived.
  */
-let batchStartedThisTurn = false
+export const TURN_BUDGET_MS = 1
+export const MAX_BATCHES_PER_TURN = 16
+export const YIELD_TURNS_MAX = 64
+
+type Callback = () => void
+
+let batchesThisTurn = 0
+let turnStartedAt = 0
+/** After a turn whose batches held the thread: no batch starts until the loop has turned a few times. */
+let yielding = false
+/** What waits for the end of that: the queues' pumps. */
+const waiting: Callback[] = []
+
+const endYield = (): void => {
+  yielding = false
+  for (const callback of waiting.splice(0)) callback()
+}
 
 const turn = (): void => {
-  batchStartedThisTurn = false
+  const heldMs = performance.now() - turnStartedAt
+  batchesThisTurn = 0
+  if (heldMs > TURN_BUDGET_MS) {
+    yielding = true
+    macrotaskAfterTurns(Math.min(YIELD_TURNS_MAX, Math.ceil(heldMs)), endYield)
+  }
 }
 
 export function noteBatchStarted(): void {
-  if (batchStartedThisTurn) return
-  batchStartedThisTurn = true
+  if (batchesThisTurn++ > 0) return
+  turnStartedAt = performance.now()
   macrotask(turn)
 }
 
-export function batchStartedSinceLoopTurned(): boolean {
-  return batchStartedThisTurn
+/** Whether a full batch may start now, on a microtask, or must wait for the event loop to turn. */
+export function mayStartBeforeLoopTurns(): boolean {
+  return (
+    !yielding &&
+    (batchesThisTurn === 0 || (batchesThisTurn < MAX_BATCHES_PER_TURN && performance.now() - turnStartedAt < TURN_BUDGET_MS))
+  )
+}
+
+/** Run `callback` once the loop has turned, and after the turns owed to a batch that held the thread. */
+export function afterLoopTurns(callback: Callback): void {
+  // The turn that ends a long hold may only be noticed (turn() runs) in the
+  // same round as this callback: look again then.
+  const whenTurned = (): void => {
+    if (yielding) waiting.push(callback)
+    else callback()
+  }
+  if (yielding) waiting.push(callback)
+  else macrotask(whenTurned)
 }

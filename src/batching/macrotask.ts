@@ -14,10 +14,30 @@
  * belongs to the request that set it, which is what keeps that request alive.
  */
 type Callback = () => void
+type SetImmediate = (callback: Callback) => unknown
+
+// Looked up per call: test runners swap the timer functions for fakes.
+const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImmediate?: SetImmediate }).setImmediate
 
 export function macrotask(callback: Callback): void {
-  // Looked up per call: test runners swap the timer functions for fakes.
-  const setImmediateNow = (globalThis as { setImmediate?: (callback: Callback) => unknown }).setImmediate
-  if (setImmediateNow) setImmediateNow(callback)
+  const setImmediate = setImmediateNow()
+  if (setImmediate) setImmediate(callback)
   else setTimeout(callback, 0)
+}
+
+/**
+ * Run a callback after `turns` turns of the event loop. Only Node's
+ * setImmediate turns the loop once per hop; elsewhere (a zero timeout, which
+ * browsers clamp to 4 ms when nested) it is one macrotask, whatever `turns`.
+ */
+export function macrotaskAfterTurns(turns: number, callback: Callback): void {
+  const setImmediate = setImmediateNow()
+  if (!setImmediate) return void setTimeout(callback, 0)
+  if (turns <= 1) return void setImmediate(callback)
+  let left = turns
+  const hop = (): void => {
+    if (--left === 0) callback()
+    else setImmediate(hop)
+  }
+  setImmediate(hop)
 }

@@ -4,8 +4,7 @@ import { currentContext, runWithContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
 import { Batch, type BatchPlace, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue } from './list.js'
-import { batchStartedSinceLoopTurned, noteBatchStarted } from './loop-turn.js'
-import { macrotask } from './macrotask.js'
+import { afterLoopTurns, mayStartBeforeLoopTurns, noteBatchStarted } from './loop-turn.js'
 import {
   formatReceived,
   getValidPositiveInteger,
@@ -307,10 +306,10 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       return
     }
     // A full batch has nothing to wait for: start it on a microtask, unless
-    // a batch already held the thread since the event loop last turned (see
-    // loop-turn.ts). A partial one waits for the end of this round of I/O, so
-    // that requests that arrived together share it (see macrotask.ts).
-    const full = !batchStartedSinceLoopTurned() && (changed ? changed.units >= this.batchLimit() : this.hasFullBatch())
+    // batches have held the thread long enough since the event loop last
+    // turned (see loop-turn.ts). A partial one waits for the end of this round
+    // of I/O, so that requests that arrived together share it (see macrotask.ts).
+    const full = (changed ? changed.units >= this.batchLimit() : this.hasFullBatch()) && mayStartBeforeLoopTurns()
     if (full) {
       this.fullPumpScheduled = true
       // A promise job rather than queueMicrotask(), which on Node builds an
@@ -320,7 +319,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     }
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    macrotask(this.pumpTask)
+    afterLoopTurns(this.pumpTask)
   }
 
   /** The most units the next batch may hold: the forming batch's own, else the current setting. */

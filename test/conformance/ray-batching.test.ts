@@ -101,10 +101,12 @@ import {
   type BatchOptions,
   type StreamStep,
 } from '../../src/index.js'
-import { deferred, flushQueue, useFakeTime } from '../support/deferred.js'
+import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../support/deferred.js'
 
-afterEach(() => {
+// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+afterEach(async () => {
   vi.useRealTimers()
+  await settleLoopTurns()
 })
 
 // --- helpers -----------------------------------------------------------------

@@ -1,3 +1,5 @@
+import { YIELD_TURNS_MAX } from '../../src/batching/loop-turn.js'
+
 /** A promise with its resolve and reject exposed, to hold a handler mid-batch. */
 export interface Deferred<T> {
   promise: Promise<T>
@@ -21,11 +23,21 @@ export async function flushMicrotasks(rounds = 10): Promise<void> {
 }
 
 /**
+ * Let the event loop turn until the batch queues owe it no turns: after a
+ * batch that held the thread they wait up to YIELD_TURNS_MAX turns before the
+ * next one starts (see loop-turn.ts), and a test that follows one must not
+ * inherit that wait.
+ */
+export async function settleLoopTurns(): Promise<void> {
+  for (let i = 0; i <= YIELD_TURNS_MAX; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
  * Let the queue's scheduled pump run (it waits for the current round of I/O,
- * a macrotask), then the promise jobs it starts. See useFakeTime().
+ * a macrotask, and any turns owed), then the promise jobs it starts. See useFakeTime().
  */
 export async function flushQueue(): Promise<void> {
-  await new Promise((resolve) => setImmediate(resolve))
+  await settleLoopTurns()
   await flushMicrotasks()
 }
 

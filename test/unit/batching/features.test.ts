@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider, type BatchOptions } from '../../../src/index.js'
-import { deferred, flushQueue, useFakeTime } from '../../support/deferred.js'
+import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
-afterEach(() => {
+// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+afterEach(async () => {
   vi.useRealTimers()
+  await settleLoopTurns()
 })
 
 describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {

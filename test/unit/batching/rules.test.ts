@@ -6,7 +6,8 @@ import {
   RequestTimeoutError,
   batch,
 } from '../../../src/index.js'
-import { deferred, flushQueue, useFakeTime } from '../../support/deferred.js'
+import { MAX_BATCHES_PER_TURN, YIELD_TURNS_MAX } from '../../../src/batching/loop-turn.js'
+import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
 /** A handler that records each batch it sees and can be held open. */
 function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
@@ -31,8 +32,10 @@ function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
   }
 }
 
-afterEach(() => {
+// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+afterEach(async () => {
   vi.useRealTimers()
+  await settleLoopTurns()
 })
 
 describe("Ray Serve's batching tutorial", () => {
@@ -138,7 +141,7 @@ describe('opportunistic by default', () => {
       },
       { maxBatchSize: 1 },
     )
-    await new Promise((resolve) => setImmediate(resolve)) // a loop turn since the last test's batches
+    await settleLoopTurns() // no turns owed to the last test's batches
     let batchesBeforeIo = -1
     setImmediate(() => (batchesBeforeIo = started.length))
     await Promise.all(Array.from({ length: 20 }, (_, i) => f(i)))
@@ -157,7 +160,7 @@ describe('opportunistic by default', () => {
     const stages: string[] = []
     const detect = batch(async (xs: number[]) => (stages.push('detect'), hold(), xs), { maxBatchSize: 1 })
     const recognize = batch(async (xs: number[]) => (stages.push('recognize'), hold(), xs), { maxBatchSize: 1 })
-    await new Promise((resolve) => setImmediate(resolve)) // a loop turn since the last test's batches
+    await settleLoopTurns() // no turns owed to the last test's batches
     let stagesBeforeIo = -1
     setImmediate(() => (stagesBeforeIo = stages.length))
     await Promise.all(Array.from({ length: 10 }, async (_, i) => recognize(await detect(i))))
@@ -166,9 +169,50 @@ describe('opportunistic by default', () => {
     expect(stagesBeforeIo).toBeLessThanOrEqual(2)
   })
 
+  it('a queue of cheap full batches runs them back to back, up to a bound, before the event loop turns', async () => {
+    // No-op batches hold the thread for microseconds: a loop turn each would
+    // cost more than the batches. They start on promise jobs until the turn's
+    // budget or its batch count runs out; then the loop turns.
+    const started: number[] = []
+    const f = batch(async (xs: number[]) => (started.push(xs[0]!), xs), { maxBatchSize: 1 })
+    await settleLoopTurns() // no turns owed to the last test's batches
+    let batchesBeforeIo = -1
+    setImmediate(() => (batchesBeforeIo = started.length))
+    await Promise.all(Array.from({ length: MAX_BATCHES_PER_TURN + 4 }, (_, i) => f(i)))
+    expect(started).toHaveLength(MAX_BATCHES_PER_TURN + 4)
+    expect(batchesBeforeIo).toBeGreaterThanOrEqual(2)
+    expect(batchesBeforeIo).toBeLessThanOrEqual(MAX_BATCHES_PER_TURN)
+  })
+
+  it('after a batch that held the thread, the loop turns about once per millisecond held before the next batch', async () => {
+    // Node accepts one new connection per loop turn: a server whose turns each
+    // run a long batch would accept a burst of clients one batch at a time.
+    const HELD_MS = 8
+    let turnsWhenSecondStarted = -1
+    let turns = 0
+    const f = batch(
+      async (xs: number[]) => {
+        if (xs[0] === 0) {
+          setImmediate(function count() {
+            turns++
+            if (turnsWhenSecondStarted < 0) setImmediate(count)
+          })
+          const until = performance.now() + HELD_MS
+          while (performance.now() < until); // a model run in WASM holds the thread like this
+        } else turnsWhenSecondStarted = turns
+        return xs
+      },
+      { maxBatchSize: 1 },
+    )
+    await settleLoopTurns()
+    await Promise.all([f(0), f(1)])
+    expect(turnsWhenSecondStarted).toBeGreaterThanOrEqual(HELD_MS)
+    expect(turnsWhenSecondStarted).toBeLessThanOrEqual(YIELD_TURNS_MAX + 2)
+  })
+
   it('a lone full batch still starts without waiting for the event loop', async () => {
-    // A loop turn has passed since any earlier batch: the call needs no macrotask to start.
-    await new Promise((resolve) => setImmediate(resolve))
+    // The loop has turned since any earlier batch: the call needs no macrotask to start.
+    await settleLoopTurns()
     let started = false
     const f = batch(async (xs: number[]) => ((started = true), xs), { maxBatchSize: 1 })
     void f(1)

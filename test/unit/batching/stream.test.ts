@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { BatchHandlerError, batch, endOfStream, type StreamStep } from '../../../src/index.js'
-import { flushQueue } from '../../support/deferred.js'
+import { flushQueue, settleLoopTurns } from '../../support/deferred.js'
+
+// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+afterEach(settleLoopTurns)
 
 async function collect<R>(iterable: AsyncIterable<R>): Promise<R[]> {
   const out: R[] = []
