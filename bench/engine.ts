@@ -1,12 +1,14 @@
 /**
  * Engine overhead: items/s through batch() with a no-op handler at
- * maxBatchSize 64, against DataLoader and @yornaath/batshit, in one process,
- * on the same bursts of items. Prints one JSON line.
+ * maxBatchSize 64, against DataLoader, @yornaath/batshit and a minimal
+ * batcher of batch()'s shape (./minimal-batcher.ts, a reference), in one
+ * process, on the same items. Prints one JSON line.
  */
 import DataLoader from 'dataloader'
 import { create, indexedResolver, windowedFiniteBatchScheduler } from '@yornaath/batshit'
 import { batch } from '../src/index.js'
 import { median, quick } from './lib.js'
+import { minimalBatcher } from './minimal-batcher.js'
 
 const N = 64 * 1000 // items per burst: 1,000 batches of 64, all called at once
 const WARMUP = quick ? 3 : 5
@@ -25,6 +27,10 @@ const engines: Engine[] = [
       const loader = new DataLoader<number, number>(async (keys) => keys, { maxBatchSize: 64, cache: false })
       return (i) => loader.load(i)
     },
+  },
+  {
+    name: 'minimal batcher (reference)',
+    make: () => minimalBatcher(async (xs: number[]) => xs, 64),
   },
   {
     name: '@yornaath/batshit',

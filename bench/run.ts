@@ -230,7 +230,7 @@ const ratios = {
 const ratioNotes = {
   deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, median of 3 interleaved rounds',
   batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
-  ocr_batched_vs_unbatched_c64: 'the OCR direction example as shipped over a twin doing one session.run per request, both with loadModel\'s default threads',
+  ocr_batched_vs_unbatched_c64: 'the OCR direction example as shipped over the same class at maxBatchSize 1 (one session.run per request), both with loadModel\'s default threads',
   ocr_served_vs_pipeline_limit_c64:
     'limit = best in-process items/s of decode + preprocess + session.run on the same image over batch sizes and thread counts ' +
     `(batch ${pipelineLimit.batch}, ${pipelineLimit.threads} thread(s), ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
