@@ -14,10 +14,11 @@ import { macrotask, macrotaskAfterTurns } from './macrotask.js'
  * request is read, and a kept-alive connection whose next request sits unread
  * past Node's keep-alive timeout is reset with that request on it.
  *
- * So batches after the first in a turn start on a microtask only while the
- * turn is young: under TURN_BUDGET_MS since its first batch started, and
- * fewer than MAX_BATCHES_PER_TURN batches. Past either, the next batch, in
- * whatever queue, waits for the turn. The count bounds runtimes whose clock
+ * So a batch after the first in a turn, whether a full one on a promise job
+ * or one a queue's pump starts, starts only while the turn is young: under
+ * TURN_BUDGET_MS since its first batch started, and fewer than
+ * MAX_BATCHES_PER_TURN batches. Past either, the next batch, in whatever
+ * queue, waits for the turn. The count bounds runtimes whose clock
  * stands still while code runs (workerd advances time only on I/O).
  *
  * One turn is not always enough. libuv (1.46 in Node 20) accepts one new
@@ -42,11 +43,6 @@ let yielding = false
 /** What waits for the end of that: the queues' pumps. */
 const waiting: Callback[] = []
 
-const endYield = (): void => {
-  yielding = false
-  for (const callback of waiting.splice(0)) callback()
-}
-
 const turn = (): void => {
   const heldMs = performance.now() - turnStartedAt
   batchesThisTurn = 0
@@ -54,6 +50,26 @@ const turn = (): void => {
     yielding = true
     macrotaskAfterTurns(Math.min(YIELD_TURNS_MAX, Math.ceil(heldMs)), endYield)
   }
+}
+
+// Each waiting pump gets a macrotask of its own: the batch one of them starts
+// runs its model on the promise jobs that follow its macrotask, so the next
+// pump, in the next macrotask, sees how long that held the thread.
+const endYield = (): void => {
+  yielding = false
+  for (const callback of waiting.splice(0)) macrotask(() => startWhenDue(callback))
+}
+
+/** Young: no batch yet this turn, or under the budget in time and count. */
+function turnIsYoung(): boolean {
+  return batchesThisTurn === 0 || (batchesThisTurn < MAX_BATCHES_PER_TURN && performance.now() - turnStartedAt < TURN_BUDGET_MS)
+}
+
+function startWhenDue(callback: Callback): void {
+  if (yielding) waiting.push(callback)
+  else if (turnIsYoung()) callback()
+  // An old turn: turn() runs first in the next round, and may owe turns.
+  else macrotask(() => startWhenDue(callback))
 }
 
 export function noteBatchStarted(): void {
@@ -64,20 +80,15 @@ export function noteBatchStarted(): void {
 
 /** Whether a full batch may start now, on a microtask, or must wait for the event loop to turn. */
 export function mayStartBeforeLoopTurns(): boolean {
-  return (
-    !yielding &&
-    (batchesThisTurn === 0 || (batchesThisTurn < MAX_BATCHES_PER_TURN && performance.now() - turnStartedAt < TURN_BUDGET_MS))
-  )
+  return !yielding && turnIsYoung()
 }
 
-/** Run `callback` once the loop has turned, and after the turns owed to a batch that held the thread. */
+/**
+ * Run a queue's pump once the loop has turned, while the turn is young, and
+ * after any turns owed to batches that held the thread: whichever queue it
+ * belongs to, one long batch per turn.
+ */
 export function afterLoopTurns(callback: Callback): void {
-  // The turn that ends a long hold may only be noticed (turn() runs) in the
-  // same round as this callback: look again then.
-  const whenTurned = (): void => {
-    if (yielding) waiting.push(callback)
-    else callback()
-  }
   if (yielding) waiting.push(callback)
-  else macrotask(whenTurned)
+  else macrotask(() => startWhenDue(callback))
 }

@@ -169,6 +169,25 @@ describe('opportunistic by default', () => {
     expect(stagesBeforeIo).toBeLessThanOrEqual(2)
   })
 
+  it('partial batches of two queues that block the thread start in different turns', async () => {
+    // Each queue's pump waits for a loop turn; two pumps due in the same turn
+    // must not run two long batches back to back while I/O waits.
+    const hold = () => {
+      const until = Date.now() + 3
+      while (Date.now() < until); // a model run in WASM holds the thread like this
+    }
+    const started: string[] = []
+    const a = batch(async (xs: number[]) => (started.push('a'), hold(), xs), { maxBatchSize: 8 })
+    const b = batch(async (xs: number[]) => (started.push('b'), hold(), xs), { maxBatchSize: 8 })
+    await settleLoopTurns()
+    const done = Promise.all([a(1), b(2)])
+    let batchesBeforeIo = -1
+    setImmediate(() => (batchesBeforeIo = started.length)) // queued after both pumps
+    await done
+    expect(started).toEqual(['a', 'b'])
+    expect(batchesBeforeIo).toBe(1)
+  })
+
   it('a queue of cheap full batches runs them back to back, up to a bound, before the event loop turns', async () => {
     // No-op batches hold the thread for microseconds: a loop turn each would
     // cost more than the batches. They start on promise jobs until the turn's
