@@ -1,6 +1,6 @@
 import type { CancelSignal } from './cancel-signal.js'
 import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
-import { currentContext, runWithContext } from './context.js'
+import { currentContext, runWithContext, type AmbientContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
 import { Batch, type BatchPlace, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue } from './list.js'
@@ -82,6 +82,8 @@ function bucketKey(key: string | undefined, modelId: string | undefined): string
 }
 
 const ONCE = { once: true }
+/** The context of a batch whose calls name no model. */
+const NO_MODEL: AmbientContext = Object.freeze({})
 const resolved = Promise.resolve()
 
 /**
@@ -402,8 +404,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     this.batchesRun++
     noteBatchStarted()
     if (this.observer) this.observeStart(batch)
+    // A batch serves many calls, so its handler runs in the batch's own
+    // context (its model id, if any), never in the context of whichever
+    // request's code happened to start it: the pump's macrotask carries the
+    // context it was scheduled from, which can be any earlier request's.
     const modelId = batch.multiplexedModelId
-    const run = modelId === undefined ? this.runner(batch) : runWithContext({ multiplexedModelId: modelId }, () => this.runner(batch))
+    const run = runWithContext(modelId === undefined ? NO_MODEL : { multiplexedModelId: modelId }, () => this.runner(batch))
     run.then(
       () => this.finish(batch),
       (error: unknown) => this.finish(batch, error),

@@ -9,7 +9,8 @@ import { modelCachesOf } from '../../../src/deployment/multiplexed.js'
 import { checkModelId } from '../../../src/deployment/model-id.js'
 import { Router } from '../../../src/deployment/router.js'
 import { getValidDeploymentOptions } from '../../../src/deployment/options.js'
-import { runInContext } from '../../../src/deployment/context.js'
+import { currentRequest, runInContext, trackAcrossAwaits } from '../../../src/deployment/context.js'
+import { settleLoopTurns } from '../../support/deferred.js'
 
 /** A model that records its release, as an onnxruntime session's release() would. */
 class FakeModel {
@@ -135,6 +136,34 @@ describe('batches of a multiplexed deployment', () => {
       expect(items.every((i) => (i % 3 === 0 ? 'a' : 'b') === expected)).toBe(true)
     }
     expect(batches.length).toBeGreaterThanOrEqual(2)
+  })
+
+  it("run a batch whose calls name no model in no request's context, whichever request's code started it", async () => {
+    // A batch that held the thread makes the next batches wait for loop turns; the
+    // pump that then starts one runs in the context the wait began in, a request of
+    // model 'a'. The batch of a call that names no model must still see no model.
+    trackAcrossAwaits()
+    const seen: (string | undefined)[] = []
+    const f = batch(
+      async (items: number[], info) => {
+        seen.push(currentRequest()?.multiplexedModelId)
+        if (info.multiplexedModelId === 'a') {
+          const until = performance.now() + 5
+          while (performance.now() < until); // a model run holds the thread
+        }
+        return items
+      },
+      { maxBatchSize: 8 },
+    )
+    await settleLoopTurns()
+    const first = runInContext({ origin: 'http', multiplexedModelId: 'a' }, () => f(1))
+    await new Promise((resolve) => setImmediate(resolve)) // the batch of 'a' has run and held the thread
+    const second = runInContext({ origin: 'http' }, () => f(2))
+    expect(await Promise.all([first, second])).toEqual([1, 2])
+    expect(seen).toEqual(['a', undefined])
+    await expect(runInContext({ origin: 'http' }, () => batch(async (xs: number[]) => xs.map(() => multiplexedModelId()))(3))).rejects.toThrow(
+      /names no model/,
+    )
   })
 
   it('keep a batchKey apart from a model id that looks like it', async () => {
