@@ -1,4 +1,4 @@
-import { macrotask, macrotaskAfterTurns } from './macrotask.js'
+import { macrotask, macrotaskAfterTurns, scheduledCallbacksAlwaysRun } from './macrotask.js'
 
 /**
  * How long batches may hold the thread before the event loop must turn (read
@@ -46,7 +46,9 @@ const waiting: Callback[] = []
 const turn = (): void => {
   const heldMs = performance.now() - turnStartedAt
   batchesThisTurn = 0
-  if (heldMs > TURN_BUDGET_MS) {
+  // Only where the turns' callbacks are sure to run (Node): elsewhere a
+  // cancelled one would leave every queue waiting for good.
+  if (heldMs > TURN_BUDGET_MS && scheduledCallbacksAlwaysRun()) {
     yielding = true
     macrotaskAfterTurns(Math.min(YIELD_TURNS_MAX, Math.ceil(heldMs)), endYield)
   }
@@ -89,6 +91,9 @@ export function mayStartBeforeLoopTurns(): boolean {
  * belongs to, one long batch per turn.
  */
 export function afterLoopTurns(callback: Callback): void {
-  if (yielding) waiting.push(callback)
+  // Elsewhere than Node, turn() may never run (see scheduledCallbacksAlwaysRun),
+  // so a pump waits for one macrotask and nothing else.
+  if (!scheduledCallbacksAlwaysRun()) macrotask(callback)
+  else if (yielding) waiting.push(callback)
   else macrotask(() => startWhenDue(callback))
 }

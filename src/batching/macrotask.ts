@@ -41,3 +41,14 @@ export function macrotaskAfterTurns(turns: number, callback: Callback): void {
   }
   setImmediate(hop)
 }
+
+/**
+ * Whether a callback scheduled now is sure to run. Node's setImmediate always
+ * runs. In workerd a timer belongs to the request whose code set it and may
+ * be cancelled with that request, so nothing may wait on one that another
+ * request set.
+ */
+export function scheduledCallbacksAlwaysRun(): boolean {
+  const userAgent = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent
+  return setImmediateNow() !== undefined && userAgent !== 'Cloudflare-Workers'
+}
