@@ -49,3 +49,9 @@ export async function useFakeTime(): Promise<void> {
   const { vi } = await import('vitest')
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
 }
+
+/** Hold the thread for `ms`, as a model run in WebAssembly does (it never yields). */
+export function holdThread(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until);
+}

@@ -7,7 +7,7 @@ import {
   batch,
 } from '../../../src/index.js'
 import { MAX_BATCHES_PER_TURN, YIELD_TURNS_MAX } from '../../../src/batching/loop-turn.js'
-import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
+import { deferred, flushQueue, holdThread, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
 /** A handler that records each batch it sees and can be held open. */
 function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
@@ -113,8 +113,7 @@ describe('opportunistic by default', () => {
           // Four arrivals, each its own macrotask (as separate requests are),
           // all ready while this batch blocks the thread.
           for (const x of [1, 2, 3, 4]) later.push(new Promise((resolve) => setTimeout(() => resolve(f(x)), 0)))
-          const until = Date.now() + 30
-          while (Date.now() < until); // a model run in WASM holds the thread like this
+          holdThread(30)
         }
         return xs
       },
@@ -135,8 +134,7 @@ describe('opportunistic by default', () => {
     const f = batch(
       async (xs: number[]) => {
         started.push(xs[0]!)
-        const until = Date.now() + 3
-        while (Date.now() < until); // a model run in WASM holds the thread like this
+        holdThread(3)
         return xs
       },
       { maxBatchSize: 1 },
@@ -153,10 +151,7 @@ describe('opportunistic by default', () => {
   it('a pipeline of stages that block the thread lets the event loop turn between stages', async () => {
     // Each call goes on to the next stage with what the last returned, on promise jobs only,
     // as a pipeline of deployments does in one process: the loop must still turn between stages.
-    const hold = () => {
-      const until = Date.now() + 3
-      while (Date.now() < until);
-    }
+    const hold = () => holdThread(3)
     const stages: string[] = []
     const detect = batch(async (xs: number[]) => (stages.push('detect'), hold(), xs), { maxBatchSize: 1 })
     const recognize = batch(async (xs: number[]) => (stages.push('recognize'), hold(), xs), { maxBatchSize: 1 })
@@ -172,10 +167,7 @@ describe('opportunistic by default', () => {
   it('partial batches of two queues that block the thread start in different turns', async () => {
     // Each queue's pump waits for a loop turn; two pumps due in the same turn
     // must not run two long batches back to back while I/O waits.
-    const hold = () => {
-      const until = Date.now() + 3
-      while (Date.now() < until); // a model run in WASM holds the thread like this
-    }
+    const hold = () => holdThread(3)
     const started: string[] = []
     const a = batch(async (xs: number[]) => (started.push('a'), hold(), xs), { maxBatchSize: 8 })
     const b = batch(async (xs: number[]) => (started.push('b'), hold(), xs), { maxBatchSize: 8 })
@@ -216,8 +208,7 @@ describe('opportunistic by default', () => {
             turns++
             if (turnsWhenSecondStarted < 0) setImmediate(count)
           })
-          const until = performance.now() + HELD_MS
-          while (performance.now() < until); // a model run in WASM holds the thread like this
+          holdThread(HELD_MS)
         } else turnsWhenSecondStarted = turns
         return xs
       },

@@ -10,7 +10,7 @@ import { checkModelId } from '../../../src/deployment/model-id.js'
 import { Router } from '../../../src/deployment/router.js'
 import { getValidDeploymentOptions } from '../../../src/deployment/options.js'
 import { currentRequest, runInContext, trackAcrossAwaits } from '../../../src/deployment/context.js'
-import { settleLoopTurns } from '../../support/deferred.js'
+import { holdThread, settleLoopTurns } from '../../support/deferred.js'
 
 /** A model that records its release, as an onnxruntime session's release() would. */
 class FakeModel {
@@ -147,10 +147,7 @@ describe('batches of a multiplexed deployment', () => {
     const f = batch(
       async (items: number[], info) => {
         seen.push(currentRequest()?.multiplexedModelId)
-        if (info.multiplexedModelId === 'a') {
-          const until = performance.now() + 5
-          while (performance.now() < until); // a model run holds the thread
-        }
+        if (info.multiplexedModelId === 'a') holdThread(5)
         return items
       },
       { maxBatchSize: 8 },
