@@ -8,14 +8,10 @@
  * environment, so they build the same deployment.
  */
 import { Hono } from 'hono'
-import { HTTPError, deployment, ingress, readBody, readJson } from '../../src/index.js'
+import { HTTPError, deployment, ingress, readJson } from '../../src/index.js'
 import { loadModel, stack, type Model } from 'edgeserve/onnx'
-import ocrBytes from '#example-model/ocr-direction'
 import mlpBytes from '#example-model/house-price'
 import { TextDirectionClassifier, ocrDirection } from '../../examples/ocr-direction/classifier.js'
-import { decodeImage } from '../../examples/ocr-direction/image.js'
-import { clsPostprocessBatch } from '../../examples/ocr-direction/postprocess.js'
-import { CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH, clsPreprocess } from '../../examples/ocr-direction/preprocess.js'
 import { housePrice } from '../../examples/house-price/predictor.js'
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
 import { batchedNoOp, noOp } from './overhead.js'

@@ -94,6 +94,5 @@ export function afterLoopTurns(callback: Callback): void {
   // Elsewhere than Node, turn() may never run (see scheduledCallbacksAlwaysRun),
   // so a pump waits for one macrotask and nothing else.
   if (!scheduledCallbacksAlwaysRun()) macrotask(callback)
-  else if (yielding) waiting.push(callback)
   else macrotask(() => startWhenDue(callback))
 }

@@ -26,17 +26,15 @@ export function macrotask(callback: Callback): void {
 }
 
 /**
- * Run a callback after `turns` turns of the event loop. Only Node's
- * setImmediate turns the loop once per hop; elsewhere (a zero timeout, which
- * browsers clamp to 4 ms when nested) it is one macrotask, whatever `turns`.
+ * Run a callback after `turns` turns of Node's event loop, one setImmediate
+ * per turn. Only for where scheduledCallbacksAlwaysRun(): elsewhere there is
+ * no setImmediate, and a timer another request set may never fire.
  */
 export function macrotaskAfterTurns(turns: number, callback: Callback): void {
-  const setImmediate = setImmediateNow()
-  if (!setImmediate) return void setTimeout(callback, 0)
-  if (turns <= 1) return void setImmediate(callback)
+  const setImmediate = setImmediateNow()!
   let left = turns
   const hop = (): void => {
-    if (--left === 0) callback()
+    if (--left <= 0) callback()
     else setImmediate(hop)
   }
   setImmediate(hop)

@@ -29,7 +29,9 @@ export async function flushMicrotasks(rounds = 10): Promise<void> {
  * inherit that wait.
  */
 export async function settleLoopTurns(): Promise<void> {
-  for (let i = 0; i <= YIELD_TURNS_MAX; i++) await new Promise((resolve) => setImmediate(resolve))
+  // The turn that notices a long hold comes one turn after the batch, then the
+  // owed turns, then each waiting pump's own turn.
+  for (let i = 0; i < YIELD_TURNS_MAX + 3; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 
 /**
