@@ -30,6 +30,10 @@ export interface EntryQueue<T, R> {
    * back), its abort listener, its deadline.
    */
   detach(entry: Entry<T, R>): void
+  /** Stop listening for a settled call's abort and watching its deadline. */
+  unwatch(entry: Entry<T, R>): void
+  /** Give a running batch's concurrency slot back (once): none of its callers waits any more. */
+  release(batch: Batch<T, R>): void
   /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */
   join(batch: Batch<T, R>, freeUnits: number): number
 }
@@ -90,6 +94,21 @@ export class Entry<T, R> {
   /** A promise call's result. */
   resolve(value: R): void {
     if (this.close()) this.resolveCall(value)
+  }
+
+  /**
+   * A promise call's result, one of a batch's results handed out in a loop.
+   * As `resolve()`, except that it leaves the batch's slot to the loop, which
+   * gives it back once, after its last result (`Batch.releaseIfDone()`): per
+   * call, the loop does no more than settle the call.
+   */
+  deliver(value: R): void {
+    if (this.settled) return
+    this.settled = true
+    const batch = this.batch!
+    batch.live--
+    batch.queue.unwatch(this)
+    this.resolveCall(value)
   }
 
   /** One more partial of a streaming call; its stream stays open. */
@@ -198,6 +217,11 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
     this.items.push(entry.item)
     this.units += entry.size
     this.live++
+  }
+
+  /** After results were delivered: if no caller waits any more, the batch's slot is free now. */
+  releaseIfDone(): void {
+    if (this.live === 0) this.queue.release(this)
   }
 
   /** Drop settled entries (and their items) in place. */

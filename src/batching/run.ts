@@ -64,8 +64,9 @@ async function runEntries<T, R>(
   for (let i = 0; i < entries.length; i++) {
     const result = results[i]!
     if (result instanceof Error) entries[i]!.fail(result)
-    else entries[i]!.resolve(result)
+    else entries[i]!.deliver(result)
   }
+  batch.releaseIfDone()
 }
 
 function itemsOf<T, R>(entries: readonly Entry<T, R>[]): T[] {
