@@ -8,7 +8,7 @@ import { threadId } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { batch, deployment, ingress, replicaContext } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
-import { closedLoop, deploymentMetric, replicasNow } from '../support/autoscaling.js'
+import { closedLoop, deploymentMetric, replicasNow, type LoadAnswer } from '../support/autoscaling.js'
 import { deferred, type Deferred } from '../support/deferred.js'
 import { waitFor } from '../support/wait-for.js'
 
@@ -222,9 +222,15 @@ describe('autoscaling on Node, replicas on worker threads', () => {
       expect(first.threadId).not.toBe(threadId)
 
       let done = false
-      const load = closedLoop((id) => `${threaded.url}/scaled?id=${id}`, 6, () => done)
+      const seen: LoadAnswer[] = []
+      const load = closedLoop((id) => `${threaded.url}/scaled?id=${id}`, 6, () => done, seen)
       try {
         await waitFor(async () => (await replicasNow(threaded.url, 'Scaled')) === 2, 'two thread replicas under load')
+        // The count moves when the autoscaler decides; the new thread answers
+        // its first request a little later. Stopping the load at once could
+        // leave it nothing to serve: keep the load on until it has answered.
+        const fromSecond = (a: LoadAnswer) => a.status === 200 && (JSON.parse(a.body) as Answer).replica === 1
+        await waitFor(() => seen.some(fromSecond), 'an answer from the second thread replica')
       } finally {
         done = true
       }

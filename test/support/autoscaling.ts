@@ -25,11 +25,16 @@ export interface LoadAnswer {
  * Closed-loop load: `connections` clients, each sending its next request
  * (with a fresh id) as soon as its last is answered, until `stop()` holds;
  * then every answer, one per request sent. No retries: an error is an answer
- * with status 0.
+ * with status 0. `answers` fills as they arrive, for a test that watches the
+ * load while it runs.
  */
-export async function closedLoop(url: (id: number) => string, connections: number, stop: () => boolean): Promise<{ sent: number; answers: LoadAnswer[] }> {
+export async function closedLoop(
+  url: (id: number) => string,
+  connections: number,
+  stop: () => boolean,
+  answers: LoadAnswer[] = [],
+): Promise<{ sent: number; answers: LoadAnswer[] }> {
   let next = 0
-  const answers: LoadAnswer[] = []
   const client = async () => {
     while (!stop()) {
       const id = next++
