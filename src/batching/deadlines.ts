@@ -17,13 +17,9 @@ export class DeadlineTimer<E> {
     if (deadline < this.timerAt) this.arm(deadline)
   }
 
-  /** Whether any call is watched: most calls have no deadline, and need not be looked up. */
-  get watching(): boolean {
-    return this.watched.size > 0
-  }
-
   forget(entry: E): void {
-    if (!this.watched.delete(entry)) return
+    // Most calls have no deadline: skip the lookup while none is watched.
+    if (this.watched.size === 0 || !this.watched.delete(entry)) return
     // Nothing left to watch: no timer should keep the process awake.
     if (this.watched.size === 0 && this.timer !== undefined) {
       clearTimeout(this.timer)

@@ -277,7 +277,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   /** Stop listening for a settled call's abort and watching its deadline. */
   unwatch(entry: Entry<T, R>): void {
     if (entry.signal !== undefined) entry.signal.removeEventListener('abort', entry)
-    if (this.deadlines.watching) this.deadlines.forget(entry)
+    this.deadlines.forget(entry)
   }
 
   /** The call leaves a batch that has not started: the handler never sees it. */
