@@ -67,6 +67,19 @@ describe('edgeserve run', () => {
     }
   })
 
+  it('--threads starts its replicas when node itself was given a V8 option', async () => {
+    // From source, the replicas' threads get the process's flags plus a condition;
+    // Node refuses a worker whose list holds a V8 option such as this one.
+    const server = await spawnServer(['--max-old-space-size=1024', 'bin/edgeserve.js', 'run', 'examples/adder/app.ts', '--port', '0', '--threads'], {
+      command: process.execPath,
+    })
+    try {
+      expect(await (await fetch(`${server.url}/adder?number=41`)).text()).toBe('42')
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
   it('serves the OCR pipeline with no list of deployments: the stages bound into it are hosted too', { timeout: 120_000 }, async () => {
     const server = await spawnServer(['run', 'examples/ocr/app.ts', '--port', '0'])
     try {

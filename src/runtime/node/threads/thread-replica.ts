@@ -1,5 +1,5 @@
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { Deployment } from '../../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
@@ -7,6 +7,7 @@ import { errorResponse } from '../../../deployment/responses.js'
 import { BODY_TOO_LARGE, readDirectBody } from '../../../http/body.js'
 import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
+import { startWorker } from './exec-argv.js'
 import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
 import { isTypeScript, startedWithTsx, tsxMissing } from '../typescript-loader.js'
 
@@ -142,7 +143,7 @@ export class ThreadReplica implements ReplicaEndpoint {
   start(): Promise<void> {
     if (this.#closed) return Promise.reject(new ReplicaUnavailableError('the server is shutting down'))
     return (this.#ready ??= new Promise<void>((resolve, reject) => {
-      const worker = new Worker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name, execArgv: WORKER_EXEC_ARGV })
+      const worker = startWorker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name, execArgv: WORKER_EXEC_ARGV })
       this.#worker = worker
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'stopped') return // stop() listens for it

@@ -1,0 +1,31 @@
+import { once } from 'node:events'
+import type { Worker } from 'node:worker_threads'
+import { describe, expect, it } from 'vitest'
+import { startWorker } from '../../src/runtime/node/threads/exec-argv.js'
+
+/** The flags the worker itself sees. */
+async function workerArgv(worker: Worker): Promise<string[]> {
+  const [argv] = (await once(worker, 'message')) as [string[]]
+  await once(worker, 'exit')
+  return argv
+}
+
+const REPORT_ARGV = "require('node:worker_threads').parentPort.postMessage(process.execArgv)"
+
+describe('startWorker', () => {
+  it('starts a worker whose flags include a V8 option, without that option', async () => {
+    // new Worker() alone throws ERR_WORKER_INVALID_EXEC_ARGV for this list.
+    const worker = startWorker(REPORT_ARGV, { eval: true, execArgv: ['--max-old-space-size=256', '--no-warnings', '--title=x', '--conditions=edgeserve-test'] })
+    expect(await workerArgv(worker)).toEqual(['--no-warnings', '--conditions=edgeserve-test'])
+  })
+
+  it('passes a list Node accepts unchanged', async () => {
+    const worker = startWorker(REPORT_ARGV, { eval: true, execArgv: ['--no-warnings', '--conditions=edgeserve-test'] })
+    expect(await workerArgv(worker)).toEqual(['--no-warnings', '--conditions=edgeserve-test'])
+  })
+
+  it('rethrows any other error', () => {
+    // A relative path is refused before the flags are looked at.
+    expect(() => startWorker('worker.js', { execArgv: ['--max-old-space-size=256'] })).toThrow(expect.objectContaining({ code: 'ERR_WORKER_PATH' }))
+  })
+})
