@@ -3,6 +3,7 @@ import { threadId } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app } from './fixtures/thread-app.js'
+import { spawnServer } from '../support/spawn-server.js'
 import { waitFor } from '../support/wait-for.js'
 
 interface Doubled {
@@ -119,5 +120,21 @@ describe('serve({ threads })', () => {
     const handle = getDeploymentHandle<{ numThreads(): Promise<number> }>('ModelThreads', { app: 'threads-test' })
     const counts = await Promise.all([1, 2, 3, 4].map(() => handle.numThreads.remote()))
     expect(new Set(counts)).toEqual(new Set([Math.max(1, Math.floor(availableParallelism() / 2))]))
+  })
+
+  it('a TypeScript server run with node --import tsx serves from thread replicas', async () => {
+    // The tsx hooks of the command line do not reach worker threads on Node 20: each thread registers its own.
+    const server = await spawnServer(['--import', 'tsx', 'test/node/fixtures/thread-server.ts'], { command: process.execPath })
+    try {
+      const answers = await Promise.all(
+        [1, 2, 3, 4].map(async (x) => {
+          const response = await fetch(`${server.url}/double?x=${x}`, { method: 'POST', body: `body-${x}` })
+          return ((await response.json()) as { value: number }).value
+        }),
+      )
+      expect(answers).toEqual([2, 4, 6, 8])
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
   })
 })

@@ -179,6 +179,25 @@ export class BatchAdderObject extends durableObject(adder) {
 }
 `
 
+/** A server of its own replicas on worker threads, run with `node --import tsx`: each thread imports this module. */
+const THREADS_SERVER = `import { Hono } from 'hono'
+import { batch, deployment, ingress } from 'edgeserve'
+import { serve } from 'edgeserve/node'
+
+class Doubler {
+  double = batch(async (xs: number[]) => xs.map((x) => x * 2), { maxBatchSize: 8 })
+
+  async fetch(request: Request): Promise<string> {
+    return String(await this.double(Number(new URL(request.url).searchParams.get('x'))))
+  }
+}
+
+export const app = new Hono().get('/double', ingress(deployment(Doubler)))
+
+const server = await serve(app, { port: 0, hostname: '127.0.0.1', threads: { module: import.meta.url } })
+console.log(\`listening on \${server.url}\`)
+`
+
 describe('TypeScript on Node (types: ["node"])', () => {
   let project: Project
 
@@ -221,6 +240,17 @@ describe('TypeScript on Node (types: ["node"])', () => {
       const bad = await fetch(`${base}/adder?number=x`)
       expect(bad.status).toBe(400)
       expect(await bad.json()).toEqual({ error: { type: 'HTTPError', message: 'number must be an integer' } })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('`node --import tsx` runs a TypeScript server whose replicas are on worker threads', async () => {
+    project.write({ 'threads-server.ts': THREADS_SERVER })
+    const server = await startIn(project, [process.execPath, '--import', 'tsx', 'threads-server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/)
+    try {
+      const doubled = await Promise.all([1, 2, 3].map(async (x) => (await fetch(`${server.match[1]!}/double?x=${x}`)).text()))
+      expect(doubled).toEqual(['2', '4', '6'])
     } finally {
       await server.stop()
     }

@@ -17,11 +17,6 @@ export function nodeStripsTypes(): boolean {
   return Boolean((process.features as { typescript?: unknown }).typescript)
 }
 
-/** Whether this process was started with tsx's hooks on the command line (`node --import tsx`), which worker threads inherit. */
-export function startedWithTsx(): boolean {
-  return process.execArgv.some((arg, i, all) => /^--(?:import|loader)(?:=tsx)?$/.test(arg) && (arg.endsWith('=tsx') || all[i + 1] === 'tsx'))
-}
-
 /** What to tell a user whose TypeScript app cannot be loaded. */
 export function tsxMissing(file: string): string {
   return (

@@ -9,7 +9,7 @@ import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../.
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import { startWorker } from './exec-argv.js'
 import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
-import { isTypeScript, startedWithTsx, tsxMissing } from '../typescript-loader.js'
+import { isTypeScript, tsxMissing } from '../typescript-loader.js'
 
 /**
  * `serve(app, { threads })`: run replicas on worker threads.
@@ -66,13 +66,14 @@ const WORKER = new URL(FROM_SOURCE ? './worker.ts' : './worker.js', import.meta.
 const WORKER_EXEC_ARGV = FROM_SOURCE ? [...process.execArgv, '--conditions=edgeserve-source'] : undefined
 
 /**
- * Whether a worker must register tsx: when it loads TypeScript (the user's
- * module, or edgeserve's own source) and does not inherit tsx from the
- * command line. The tsx CLI registers its hooks in a preflight that workers
- * do not inherit; `node --import tsx` passes them on through execArgv.
+ * Whether a worker must register tsx: whenever it loads TypeScript (the
+ * user's module, or edgeserve's own source). A worker does not get the tsx
+ * hooks of its process, whether the tsx CLI registered them in its preflight
+ * or `node --import tsx` did (Node 20 runs neither in a worker), and where a
+ * later Node does pass them on, registering tsx again is harmless.
  */
 function workerNeedsTsx(module: string): boolean {
-  return (FROM_SOURCE || isTypeScript(module)) && !startedWithTsx()
+  return FROM_SOURCE || isTypeScript(module)
 }
 
 /** One ThreadReplica per replica of `deployment`; each starts its worker on `start()` or on first use. */
