@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
@@ -7,6 +9,13 @@ import type { BatchTextGenerator } from '../../examples/text-generator/generator
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 
 const run = promisify(execFile)
+
+/** Run the CLI to its end: its exit code and what it wrote to stderr. */
+const attempt = (args: string[]) =>
+  run(process.execPath, ['bin/edgeserve.js', ...args], { cwd: ROOT }).then(
+    () => ({ code: 0, stderr: '' }),
+    (error: { code: number; stderr: string }) => error,
+  )
 
 describe('edgeserve run', () => {
   it('serves a file\'s default export on the given port and host, with --name', async () => {
@@ -111,11 +120,6 @@ describe('edgeserve run', () => {
   })
 
   it('explains what is wrong with a bad command line', async () => {
-    const attempt = (args: string[]) =>
-      run(process.execPath, ['bin/edgeserve.js', ...args], { cwd: ROOT }).then(
-        () => ({ code: 0, stderr: '' }),
-        (error: { code: number; stderr: string }) => error,
-      )
     const missing = await attempt(['run', 'examples/nope.ts'])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('cannot find examples/nope.ts')
@@ -126,5 +130,25 @@ describe('edgeserve run', () => {
     const unknown = await attempt(['run', 'examples/adder/app.ts', '--prot', '1'])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toContain("Unknown option '--prot'")
+  })
+
+  it('says why it cannot listen, in one line, when the port is taken or the address is not this machine’s', async () => {
+    const holder = createServer().listen(0, '127.0.0.1')
+    await once(holder, 'listening')
+    const { port } = holder.address() as AddressInfo
+    try {
+      const taken = await attempt(['run', 'examples/adder/app.ts', '--port', String(port)])
+      expect(taken.code).toBe(2)
+      expect(taken.stderr.trim()).toBe(
+        `edgeserve: cannot listen on 127.0.0.1:${port}: something else listens there; pass another --port (0 picks a free one), or stop what holds it`,
+      )
+    } finally {
+      holder.close()
+    }
+    // 192.0.2.0/24 is reserved for documentation: no machine has it.
+    const foreign = await attempt(['run', 'examples/adder/app.ts', '--port', '0', '--hostname', '192.0.2.1'])
+    expect(foreign.code).toBe(2)
+    expect(foreign.stderr).toContain('edgeserve: cannot listen on 192.0.2.1:0: this machine has no address 192.0.2.1')
+    expect(foreign.stderr).not.toMatch(/\bat /) // no stack trace
   })
 })

@@ -68,6 +68,24 @@ async function loadApp(target: string, typeScriptLoaded: boolean): Promise<Serva
   fail(`export ${JSON.stringify(name)} of ${file} is neither a Hono app nor a deployment`)
 }
 
+/** What to tell the user when the server cannot listen where they asked; undefined for any other error. */
+function whyCannotListen(error: unknown, hostname: string, port: number): string | undefined {
+  const where = `cannot listen on ${hostname}:${port}`
+  switch ((error as { code?: unknown }).code) {
+    case 'EADDRINUSE':
+      return `${where}: something else listens there; pass another --port (0 picks a free one), or stop what holds it`
+    case 'EACCES':
+      return `${where}: permission denied (ports below 1024 need privileges); pass a --port from 1024 up`
+    case 'EADDRNOTAVAIL':
+      return `${where}: this machine has no address ${hostname}; pass --hostname 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${where}: the host name ${JSON.stringify(hostname)} does not resolve; pass an address such as 127.0.0.1 or 0.0.0.0`
+    default:
+      return undefined
+  }
+}
+
 export interface CliOptions {
   /** TypeScript already loads in this process (the repository's own bin runs through tsx). */
   typeScriptLoaded?: boolean
@@ -109,14 +127,18 @@ async function main(argv: string[], options: CliOptions): Promise<void> {
   }
 
   const app = await loadApp(target, options.typeScriptLoaded === true)
+  const hostname = values.host ?? values.hostname ?? '127.0.0.1'
   const server = await serve(app, {
     port,
-    hostname: values.host ?? values.hostname ?? '127.0.0.1',
+    hostname,
     name: values.name,
     rpcToken: values['rpc-token'],
     logLevel: logLevel as LogLevel | undefined,
     // Each thread imports the same file to find its deployment's class.
     threads: values.threads ? { module: pathToFileURL(resolve(splitTarget(target).file)).href } : undefined,
+  }).catch((error: unknown) => {
+    const reason = whyCannotListen(error, hostname, port)
+    return reason === undefined ? Promise.reject(error) : fail(reason, { usage: false })
   })
   const names = [...server.app.deployments.keys()].join(', ') || 'none'
   console.log(`edgeserve: app ${JSON.stringify(server.app.name)} (deployments: ${names}) listening on ${server.url}`)
