@@ -16,11 +16,24 @@ export interface SpawnedServer {
  * Start `edgeserve run ...` (or any command that prints "listening on <url>")
  * on an ephemeral loopback port and wait until it listens.
  */
-export async function spawnServer(args: string[], options: { env?: Record<string, string>; command?: string } = {}): Promise<SpawnedServer> {
+export async function spawnServer(
+  args: string[],
+  options: {
+    env?: Record<string, string>
+    command?: string
+    /**
+     * Run it in a process group of its own and stop the whole group: for a
+     * command that starts the server in a grandchild and does not pass
+     * SIGTERM on (`npm start`; a terminal's Ctrl-C reaches the whole group).
+     */
+    group?: boolean
+  } = {},
+): Promise<SpawnedServer> {
   const child = spawn(options.command ?? process.execPath, options.command ? args : ['bin/edgeserve.js', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group === true,
   })
   let output = ''
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -48,8 +61,18 @@ export async function spawnServer(args: string[], options: { env?: Record<string
     output: () => output,
     exited,
     stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM')
+      if (options.group) killGroup(child.pid!)
+      else if (child.exitCode === null) child.kill('SIGTERM')
       return exited
     },
+  }
+}
+
+/** SIGTERM to every process of a group; a group that has already gone is not an error. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGTERM')
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ESRCH') throw error
   }
 }

@@ -1,0 +1,52 @@
+/**
+ * `npm start`, the README's first command: the demo app on Node, PORT
+ * overriding the port, and a line saying what to do when the port is taken.
+ */
+import { execFile } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { ROOT, spawnServer } from '../support/spawn-server.js'
+
+const run = promisify(execFile)
+
+/** `npm start` with this PORT, when it is expected to stop by itself: its exit code and stderr. */
+const npmStart = (port: string) =>
+  run('npm', ['start'], { cwd: ROOT, env: { ...process.env, PORT: port } }).then(
+    () => ({ code: 0, stderr: '' }),
+    (error: { code: number; stderr: string }) => error,
+  )
+
+describe('npm start', () => {
+  it('serves the demo app on the port PORT names', { timeout: 60_000 }, async () => {
+    const server = await spawnServer(['start'], { command: 'npm', env: { PORT: '0' }, group: true })
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(await (await fetch(`${server.url}/adder?number=41`)).text()).toBe('42')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('says which PORT to use when the port is taken, and exits 1', { timeout: 60_000 }, async () => {
+    const holder = createServer().listen(0, '127.0.0.1')
+    await once(holder, 'listening')
+    const { port } = holder.address() as AddressInfo
+    try {
+      const failed = await npmStart(String(port))
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toContain(`edgeserve demo: port ${port} on 127.0.0.1 is in use; serve the demo on another one with PORT=${port + 1} npm start`)
+      expect(failed.stderr).not.toMatch(/\bat .*\(/) // no stack trace
+    } finally {
+      holder.close()
+    }
+  })
+
+  it('refuses a PORT that is not a port number, in one line', { timeout: 60_000 }, async () => {
+    const failed = await npmStart('http')
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toContain('edgeserve demo: PORT must be a number from 0 to 65535, received "http"')
+    expect(failed.stderr).not.toMatch(/\bat .*\(/)
+  })
+})
