@@ -11,7 +11,10 @@
  * onnxruntime's declarations", the others to no error at all.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createProject, pinnedVersion, readmeInstallFiles, run, startIn, type Project } from './lib/consumer.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT } from '../support/spawn-server.js'
+import { batchSizes, createProject, pinnedVersion, readmeFirstBlock, readmeInstallFiles, run, startIn, type Project } from './lib/consumer.js'
 
 function tsconfig(types: string, include: string[]): string {
   const compilerOptions = {
@@ -198,6 +201,19 @@ const server = await serve(app, { port: 0, hostname: '127.0.0.1', threads: { mod
 console.log(\`listening on \${server.url}\`)
 `
 
+/**
+ * The README's model example as it stands (its `app` is the reader's own),
+ * served on Node from the installed package: imports are hoisted, so the app
+ * it adds a route to can be made ahead of its own import lines.
+ */
+const MODEL_SERVER = `import { Hono } from 'hono'
+import { serve } from 'edgeserve/node'
+const app = new Hono()
+${readmeFirstBlock('Inference with ONNX models')}
+const server = await serve(app, { port: 0, hostname: '127.0.0.1' })
+console.log(\`listening on \${server.url}\`)
+`
+
 describe('TypeScript on Node (types: ["node"])', () => {
   let project: Project
 
@@ -240,6 +256,39 @@ describe('TypeScript on Node (types: ["node"])', () => {
       const bad = await fetch(`${base}/adder?number=x`)
       expect(bad.status).toBe(400)
       expect(await bad.json()).toEqual({ error: { type: 'HTTPError', message: 'number must be an integer' } })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('serves the README’s model example: a real ONNX model through onnxruntime-web, batched', async () => {
+    // The house-price MLP: 8 features in, one price out.
+    project.write({ 'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')), 'model-server.ts': MODEL_SERVER })
+    const server = await startIn(project, ['npx', '--no', 'tsx', 'model-server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/)
+    try {
+      const base = server.match[1]!
+      const rows = [
+        [8.3, 41, 6.98, 1.02, 322, 2.55, 37.88, -122.23],
+        [1.5, 20, 4.1, 1.1, 1200, 3.2, 34.05, -118.24],
+      ]
+      const scores = await Promise.all(
+        Array.from({ length: 16 }, async (_, i) => {
+          const response = await fetch(`${base}/classify`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ features: rows[i % 2] }),
+          })
+          expect(response.status).toBe(200)
+          return ((await response.json()) as { score: number }).score
+        }),
+      )
+      // One row, one price, whatever batch it ran in; the two rows' prices differ.
+      expect(scores.every(Number.isFinite)).toBe(true)
+      expect(new Set(scores.filter((_, i) => i % 2 === 0)).size).toBe(1)
+      expect(new Set(scores).size).toBe(2)
+      const { batches, items } = await batchSizes(base, 'Classifier')
+      expect(items).toBe(16)
+      expect(batches).toBeLessThan(16)
     } finally {
       await server.stop()
     }

@@ -133,7 +133,17 @@ export function readmeInstallFiles(subsection: string): Record<string, string> {
   return files
 }
 
-/** 9 concurrent GETs of `/adder?number=0..8`, as the seed's client sends them. */
+/** The first code fence of the README's section `## heading`, word for word. */
+export function readmeFirstBlock(heading: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`))
+  if (!section) throw new Error(`README.md has no "## ${heading}" section`)
+  const block = /^```\w+\n([\s\S]*?)^```$/m.exec(section)?.[1]
+  if (block === undefined) throw new Error(`"## ${heading}" in README.md has no code block`)
+  return block
+}
+
+/** 9 concurrent GETs of `/adder?number=0..8`, as the client of Ray Serve's batching tutorial sends them. */
 export async function nineQueries(base: string): Promise<string[]> {
   return Promise.all(Array.from({ length: 9 }, (_, i) => fetch(`${base}/adder?number=${i}`).then((r) => r.text())))
 }
