@@ -123,6 +123,18 @@ describe('serve() on a loopback port', () => {
     })
   })
 
+  it('refuses a port that is not a port number, naming what it received', async () => {
+    // From JavaScript, process.env.PORT is easy to pass as it is.
+    const portFromEnv = '8000' as unknown as number
+    await expect(serve(new Hono(), { port: portFromEnv, handleSignals: false })).rejects.toThrow(
+      'port must be a number from 0 to 65535, received the string "8000": pass Number("8000")',
+    )
+    await expect(serve(new Hono(), { port: Number('http'), handleSignals: false })).rejects.toThrow(
+      'port must be an integer from 0 to 65535, received NaN',
+    )
+    await expect(serve(new Hono(), { port: 65536, handleSignals: false })).rejects.toThrow(RangeError)
+  })
+
   it('serves handles in-process, by name and app', async () => {
     const handle = getDeploymentHandle<BatchAdder>('BatchAdder', { app: 'test-app' })
     const sums = await Promise.all([1, 2, 3].map((n) => handle.handleBatch.remote(n)))

@@ -10,6 +10,7 @@ import { deploymentsOf } from '../../http/ingress.js'
 import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { setLogLevel, type LogLevel } from '../../metrics/log.js'
+import { formatReceived } from '../../batching/options.js'
 import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadReplica, threadReplicas, type ThreadsOption } from './threads/thread-replica.js'
 import { DEFAULT_APP, findApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
@@ -82,9 +83,13 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   // Inside a replica's thread: hand the app to the worker, do not listen.
   if (inReplicaThread()) return captureServe(app, options)
   const hostname = options.hostname ?? '127.0.0.1'
-  const port = options.port ?? 8000
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new RangeError(`port must be an integer from 0 to 65535, received ${String(port)}`)
+  const port: unknown = options.port ?? 8000
+  if (typeof port === 'string') {
+    // process.env.PORT passed as it is, from JavaScript.
+    throw new TypeError(`port must be a number from 0 to 65535, received the string ${JSON.stringify(port)}: pass Number(${JSON.stringify(port)})`)
+  }
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new RangeError(`port must be an integer from 0 to 65535, received ${formatReceived(port)}`)
   }
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
   const dashboard = await dashboardFor(options.dashboard)
