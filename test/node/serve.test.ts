@@ -1,9 +1,11 @@
 import { Hono } from 'hono'
 import { execFile } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { batch, deployment, getHandle, ingress, replicaContext, RequestTimeoutError } from '../../src/index.js'
-import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
+import { getDeploymentHandle, serve, type RunningServer, type ServeOptions } from '../../src/runtime/node/index.js'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
 import { deferred } from '../support/deferred.js'
 import { ROOT } from '../support/spawn-server.js'
@@ -123,16 +125,44 @@ describe('serve() on a loopback port', () => {
     })
   })
 
-  it('refuses a port that is not a port number, naming what it received', async () => {
-    // From JavaScript, process.env.PORT is easy to pass as it is.
-    const portFromEnv = '8000' as unknown as number
-    await expect(serve(new Hono(), { port: portFromEnv, handleSignals: false })).rejects.toThrow(
-      'port must be a number from 0 to 65535, received the string "8000": pass Number("8000")',
+  it('refuses options it cannot use before anything starts, saying what to pass', async () => {
+    // As a JavaScript caller may pass them: TypeScript would refuse each one.
+    const refused = async (options: Record<string, unknown>) => {
+      const error = await serve(new Hono(), { handleSignals: false, ...(options as ServeOptions) }).then(() => undefined, (e: Error) => e)
+      return error?.message
+    }
+    expect(await refused({ port: '8000' })).toBe('port must be a number from 0 to 65535, received the string "8000": pass Number("8000")')
+    expect(await refused({ port: Number('http') })).toBe('port must be an integer from 0 to 65535, received NaN')
+    expect(await refused({ port: 65536 })).toMatch(/^port must be an integer from 0 to 65535/)
+    expect(await refused({ port: 0, hostname: 8000 })).toMatch(/^hostname must be the address to listen on, such as '127\.0\.0\.1'.* received 8000$/)
+    expect(await refused({ port: 0, name: 42 })).toMatch(/^name must be a non-empty string.* received 42$/)
+    expect(await refused({ port: 0, shutdownTimeoutS: -1 })).toBe('shutdownTimeoutS must be a number of seconds, 0 or more, received -1')
+    expect(await refused({ port: 0, rpcToken: 5 })).toMatch(/^rpcToken must be a non-empty string/)
+    expect(await refused({ port: 0, threads: true })).toMatch(/^threads must be \{ module: import\.meta\.url \}.* received true$/)
+    expect(await refused({ port: 0, threads: {} })).toMatch(/its module is undefined$/)
+    expect(await refused({ port: 0, deployments: [BatchAdder] })).toMatch(/^deployments must be an array of deployments made with deployment\(Class\)/)
+  })
+
+  it('refuses threads.deployments that names a deployment the app does not serve', async () => {
+    const error = await serve(app, { port: 0, name: 'threads-typo', handleSignals: false, threads: { module: import.meta.url, deployments: ['BatchAdd'] } }).then(
+      () => undefined,
+      (e: Error) => e,
     )
-    await expect(serve(new Hono(), { port: Number('http'), handleSignals: false })).rejects.toThrow(
-      'port must be an integer from 0 to 65535, received NaN',
-    )
-    await expect(serve(new Hono(), { port: 65536, handleSignals: false })).rejects.toThrow(RangeError)
+    expect(error?.message).toMatch(/^threads\.deployments names "BatchAdd", which this app does not serve \(it serves: "BatchAdder"/)
+  })
+
+  it('leaves nothing behind when the port is taken: the same app can be served again', async () => {
+    const holder = createServer().listen(0, '127.0.0.1')
+    await once(holder, 'listening')
+    try {
+      const { port } = holder.address() as AddressInfo
+      await expect(serve(app, { port, name: 'port-taken', handleSignals: false })).rejects.toThrow(/EADDRINUSE/)
+      expect(() => getDeploymentHandle('BatchAdder', { app: 'port-taken' })).toThrow(/no app named "port-taken"/)
+      const again = await serve(app, { port: 0, name: 'port-taken', handleSignals: false })
+      await again.close()
+    } finally {
+      holder.close()
+    }
   })
 
   it('serves handles in-process, by name and app', async () => {

@@ -10,12 +10,12 @@ import { deploymentsOf } from '../../http/ingress.js'
 import { RPC_PREFIX, handleRpc } from '../../http/rpc.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { setLogLevel, type LogLevel } from '../../metrics/log.js'
-import { formatReceived } from '../../batching/options.js'
 import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadReplica, threadReplicas, type ThreadsOption } from './threads/thread-replica.js'
 import { DEFAULT_APP, findApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
 import { requestEnvClass } from './request-env.js'
 import { listenHttp } from './http-server.js'
+import { checkServeOptions } from './serve-options.js'
 import type { Dashboard } from '../../http/dashboard/page.js'
 import { dashboardFor } from './dashboard.js'
 
@@ -82,15 +82,9 @@ export interface RunningServer {
 export async function serve(app: ServableApp, options: ServeOptions = {}): Promise<RunningServer> {
   // Inside a replica's thread: hand the app to the worker, do not listen.
   if (inReplicaThread()) return captureServe(app, options)
+  checkServeOptions(options)
   const hostname = options.hostname ?? '127.0.0.1'
-  const port: unknown = options.port ?? 8000
-  if (typeof port === 'string') {
-    // process.env.PORT passed as it is, from JavaScript.
-    throw new TypeError(`port must be a number from 0 to 65535, received the string ${JSON.stringify(port)}: pass Number(${JSON.stringify(port)})`)
-  }
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new RangeError(`port must be an integer from 0 to 65535, received ${formatReceived(port)}`)
-  }
+  const port = options.port ?? 8000
   const rpcToken = options.rpcToken ?? process.env.EDGESERVE_RPC_TOKEN
   const dashboard = await dashboardFor(options.dashboard)
   if (options.logLevel !== undefined) setLogLevel(options.logLevel)
@@ -100,12 +94,20 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     await Promise.all(threads.map((replica) => replica.terminate()))
   }
   try {
-    await Promise.all(startNow.map((replica) => replica.start()))
+    registerApp(hosted)
   } catch (error) {
     await stopHosting()
     throw error
   }
-  registerApp(hosted)
+  // serve() could not finish (a replica's thread failed to start, the port
+  // is taken): nothing it set up may outlive it, so that the caller can
+  // serve again, or the process can exit.
+  const abandon = async (error: unknown): Promise<never> => {
+    unregisterApp(hosted.name)
+    await stopHosting()
+    throw error
+  }
+  await Promise.all(startNow.map((replica) => replica.start())).catch(abandon)
   const admin = { app, deployments: [...hosted.deployments.values()], env: hosted.env, dashboard }
   const RequestEnv = requestEnvClass(hosted.env)
 
@@ -135,7 +137,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     }
   }
 
-  const server = await listenHttp({ fetch, port, hostname })
+  const server = await listenHttp({ fetch, port, hostname }).catch(abandon)
   const address = server.address() as AddressInfo
   const shownHost = hostname.includes(':') ? `[${hostname}]` : hostname
 
@@ -201,6 +203,13 @@ function hostDeployments(app: ServableApp, options: ServeOptions): Hosting {
   const env: Record<string, unknown> = { ...options.env }
   const hosting: Hosting = { hosted: { name: options.name ?? DEFAULT_APP, deployments, env }, threads: [], startNow: [], autoscalers: [] }
   const { threads: threadsOption } = options
+  const unknown = threadsOption?.deployments?.filter((name) => !deployments.has(name)) ?? []
+  if (unknown.length > 0) {
+    throw new RangeError(
+      `threads.deployments names ${unknown.map((name) => JSON.stringify(name)).join(', ')}, which this app does not serve ` +
+        `(it serves: ${[...deployments.keys()].map((name) => JSON.stringify(name)).join(', ') || 'nothing'})`,
+    )
+  }
   for (const deployment of deployments.values()) {
     const onThread = threadsOption && (!threadsOption.deployments || threadsOption.deployments.includes(deployment.name))
     const { autoscaling } = deployment.options
