@@ -211,6 +211,9 @@ export function getValidDeploymentOptions(options: DeploymentOptions | undefined
     throw new TypeError(`deployment() options must be an object, received ${formatReceived(options)}`)
   }
   checkKnown('deployment()', options, KNOWN)
+  if (options.name === undefined && className === '') {
+    throw new TypeError("deployment() was given a class without a name: pass { name: 'MyDeployment' }, or name the class")
+  }
   const name = getValidName(options.name ?? className)
   const maxQueuedRequests = getValidQueueLimit(options.maxQueuedRequests)
   const requestTimeoutS = options.requestTimeoutS

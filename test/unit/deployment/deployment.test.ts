@@ -101,6 +101,11 @@ describe('deployment()', () => {
     expect(() => deployment(42 as never)).toThrow(/deployment\(\) needs a class, received number/)
   })
 
+  it('asks for a name for a class that has none', () => {
+    expect(() => deployment(class {})).toThrow("deployment() was given a class without a name: pass { name: 'MyDeployment' }, or name the class")
+    expect(deployment(class {}, { name: 'Anonymous' }).name).toBe('Anonymous')
+  })
+
   it('replicaContext() is only reachable while constructing', () => {
     expect(() => replicaContext()).toThrow(/only available while a replica is being constructed/)
   })
