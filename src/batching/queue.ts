@@ -1,4 +1,5 @@
 import type { CancelSignal } from './cancel-signal.js'
+import { checkCallOptions } from './call-options.js'
 import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { currentContext, runWithContext, type AmbientContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
@@ -172,6 +173,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** Every other call: its signal, deadline, key, size and model id are checked and watched. */
   private admit(entry: Entry<T, R>, callOptions: CallOptions | undefined, ambient: AmbientContext | undefined): void {
+    if (callOptions !== undefined) checkCallOptions(callOptions)
     const signal = callOptions?.signal ?? ambient?.signal
     const deadline = callOptions?.deadline ?? ambient?.deadline
     if (signal !== undefined && signal.aborted) {

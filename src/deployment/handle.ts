@@ -1,9 +1,9 @@
 import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
-import { getValidSeconds } from '../batching/options.js'
+import { formatReceived, getValidSeconds } from '../batching/options.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import { currentRequest } from './context.js'
 import { checkModelId } from './model-id.js'
-import { noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
+import { isDeployment, noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
 import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
 import { unwrap, type Outcome } from './outcome.js'
@@ -176,6 +176,15 @@ export function getHandle<D extends Deployment>(
   env: unknown,
   options: HandleOptions = {},
 ): DeploymentHandle<InstanceOf<D>> {
+  if (!isDeployment(deployment)) {
+    throw new TypeError(`getHandle() needs a deployment made with deployment(Class), received ${formatReceived(deployment)}`)
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`getHandle()'s options must be an object like { idempotent: true }, received ${formatReceived(options)}`)
+  }
+  if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') {
+    throw new TypeError(`getHandle()'s idempotent option must be true or false, received ${formatReceived(options.idempotent)}`)
+  }
   noteHandleMade()
   return makeHandle<InstanceOf<D>>(callThrough(() => replicaSetOf(env, deployment), options))
 }

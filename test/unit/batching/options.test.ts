@@ -72,4 +72,19 @@ describe('option validation', () => {
     expect(f.options.maxBatchSize).toBe(7)
     expect(f.options.batchWaitTimeoutS).toBe(0.25)
   })
+
+  it("refuses a call's options it cannot use, at the call, and runs the calls beside it", async () => {
+    const f = batch(handler)
+    // As a JavaScript caller may pass them: TypeScript would refuse each one.
+    const call = (options: unknown) => () => f(1, options as never)
+    expect(call('opts')).toThrow(new TypeError(`a batched call's options must be an object like { signal, deadline }, received "opts"`))
+    expect(call({ signal: 5 })).toThrow(new TypeError("signal must be an AbortSignal (an AbortController's signal), received 5"))
+    expect(call({ signal: {} })).toThrow(/^signal must be an AbortSignal/)
+    expect(call({ deadline: 'soon' })).toThrow(/^deadline must be a time in epoch milliseconds, such as Date\.now\(\) \+ 5000, received "soon"$/)
+    expect(call({ deadline: NaN })).toThrow(/received NaN$/)
+    expect(call({ context: 'http' })).toThrow(/^context must be an object of facts for batchKey/)
+    // Good options still work, in the same batch as a call without any.
+    const controller = new AbortController()
+    expect(await Promise.all([f(1, { signal: controller.signal, deadline: Date.now() + 60_000, context: { origin: 'http' } }), f(2)])).toEqual([1, 2])
+  })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { deployment, replicaContext } from '../../../src/index.js'
+import { deployment, getHandle, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
 import { replicaSetOf } from '../../../src/deployment/replica-set.js'
 import { BackPressureError, RequestCancelledError } from '../../../src/index.js'
@@ -108,6 +108,14 @@ describe('deployment()', () => {
 
   it('replicaContext() is only reachable while constructing', () => {
     expect(() => replicaContext()).toThrow(/only available while a replica is being constructed/)
+  })
+})
+
+describe('getHandle()', () => {
+  it('refuses what is not a deployment, and options it cannot use, saying what to pass', () => {
+    expect(() => getHandle(Model as never, {})).toThrow(new TypeError('getHandle() needs a deployment made with deployment(Class), received a function'))
+    expect(() => getHandle(deployment(Model), {}, 'idempotent' as never)).toThrow(/^getHandle\(\)'s options must be an object like \{ idempotent: true \}, received "idempotent"$/)
+    expect(() => getHandle(deployment(Model), {}, { idempotent: 'yes' as never })).toThrow("getHandle()'s idempotent option must be true or false, received \"yes\"")
   })
 })
 
