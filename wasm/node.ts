@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
+import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { importOnnxRuntime } from '../src/onnx/import-runtime.js'
 import { fetchBytes } from '../src/onnx/fetch-bytes.js'
@@ -37,7 +38,19 @@ export const platform: OrtPlatform = {
   async fetchBytes(source) {
     const text = String(source)
     if (/^https?:/i.test(text)) return fetchBytes(text)
-    return new Uint8Array(await readFile(text.startsWith('file:') ? fileURLToPath(text) : text))
+    const path = text.startsWith('file:') ? fileURLToPath(text) : text
+    try {
+      return new Uint8Array(await readFile(path))
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ENOENT') throw error
+      // The usual surprise: a relative path names a file beside the working directory, not beside the module.
+      throw new Error(
+        `loadModel() cannot find ${resolve(path)}` +
+          (isAbsolute(path) ? '' : ` (${JSON.stringify(path)} is resolved against the working directory, ${process.cwd()})`) +
+          "; to name a file beside your module, pass new URL('./model.onnx', import.meta.url)",
+        { cause: error },
+      )
+    }
   },
 }
 

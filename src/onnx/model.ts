@@ -99,6 +99,7 @@ const warnedThreads = new Set<string>()
 
 /** Load a model on `platform`, choosing the provider and the thread count as `options` say. */
 export async function loadModelOn(platform: OrtPlatform, source: ModelSource, options: LoadModelOptions = {}): Promise<Model> {
+  checkLoadModelOptions(options)
   const bytes = await bytesOf(platform, source)
   if (options.numThreads !== undefined) checkNumThreads('numThreads', options.numThreads)
   const wanted = options.executionProviders ?? 'auto'
@@ -120,6 +121,19 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
   }
   log.info('model loaded', { provider: value.provider, numThreads, numThreadsChosenBy: reason })
   return new Model(value.session, value.provider, platform.Tensor, numThreads)
+}
+
+const KNOWN_OPTIONS = ['executionProviders', 'numThreads']
+
+function checkLoadModelOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`loadModel()'s options must be an object like { numThreads: 2 }, received ${formatReceived(options)}`)
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key)) {
+      throw new TypeError(`loadModel() has no option ${JSON.stringify(key)}; known options: ${KNOWN_OPTIONS.join(', ')}`)
+    }
+  }
 }
 
 /** A session on the first provider that can create one, falling back (and saying so once) to the next. */

@@ -80,6 +80,16 @@ describe('loadModel() on Node', () => {
     await expect(loadModel(new Response('x', { status: 404 }))).rejects.toThrow('the response was 404')
     await expect(loadModel(OCR, { numThreads: 0 })).rejects.toThrow('numThreads must be a positive integer, received 0')
     await expect(loadModel(OCR, { executionProviders: ['cuda' as never] })).rejects.toThrow(/executionProviders must be 'auto' or a list/)
+    await expect(loadModel(OCR, { threads: 2 } as never)).rejects.toThrow('loadModel() has no option "threads"; known options: executionProviders, numThreads')
+    await expect(loadModel(OCR, 2 as never)).rejects.toThrow("loadModel()'s options must be an object like { numThreads: 2 }, received 2")
+  })
+
+  it('names the file it cannot find, and where a relative path was looked for', async () => {
+    await expect(loadModel('models/nope.onnx')).rejects.toThrow(
+      `loadModel() cannot find ${process.cwd()}/models/nope.onnx ("models/nope.onnx" is resolved against the working directory, ${process.cwd()}); ` +
+        "to name a file beside your module, pass new URL('./model.onnx', import.meta.url)",
+    )
+    await expect(loadModel(new URL('./nope.onnx', import.meta.url))).rejects.toThrow(/^loadModel\(\) cannot find \/.*\/nope\.onnx; to name a file/)
   })
 
   it('falls back from a provider that cannot load, saying so once', async () => {
