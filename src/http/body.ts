@@ -1,3 +1,4 @@
+import { formatReceived } from '../batching/options.js'
 import { HTTPError } from '../errors.js'
 
 /** Default limit for request bodies read through these helpers: 1 MiB. */
@@ -38,12 +39,20 @@ export function readDirectBody(request: Request, limit: number): Promise<Uint8Ar
   return direct.read(limit)
 }
 
+/** A limit is the server's own setting: a wrong one is a bug of the app (a 500), never the client's fault. */
+function checkLimit(caller: string, limit: unknown): void {
+  if (typeof limit !== 'number' || !(limit >= 0)) {
+    throw new TypeError(`${caller}()'s limit must be a number of bytes, 0 or more (Infinity for none), received ${formatReceived(limit)}`)
+  }
+}
+
 /**
  * Read a request body, refusing it with 413 as soon as it passes `limit`
  * bytes: a declared Content-Length over the limit is refused before a byte
  * is read, and a streamed body is cut off at the limit, never held whole.
  */
 export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Uint8Array> {
+  checkLimit('readBody', limit)
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
   const direct = readDirectBody(request, limit)
@@ -78,6 +87,7 @@ export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Pr
 
 /** Read and parse a JSON body, with 413 past the limit and 400 for anything that is not JSON. */
 export async function readJson(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
+  checkLimit('readJson', limit)
   const type = request.headers.get('content-type')
   if (type !== null && !/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
     throw new HTTPError(415, `expected a JSON body (content-type: application/json), received content-type ${JSON.stringify(type.slice(0, 100))}`)

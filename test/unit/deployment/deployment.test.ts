@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { deployment, getHandle, replicaContext } from '../../../src/index.js'
+import { deployment, getHandle, ingress, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
 import { replicaSetOf } from '../../../src/deployment/replica-set.js'
 import { BackPressureError, RequestCancelledError } from '../../../src/index.js'
@@ -116,6 +116,16 @@ describe('getHandle()', () => {
     expect(() => getHandle(Model as never, {})).toThrow(new TypeError('getHandle() needs a deployment made with deployment(Class), received a function'))
     expect(() => getHandle(deployment(Model), {}, 'idempotent' as never)).toThrow(/^getHandle\(\)'s options must be an object like \{ idempotent: true \}, received "idempotent"$/)
     expect(() => getHandle(deployment(Model), {}, { idempotent: 'yes' as never })).toThrow("getHandle()'s idempotent option must be true or false, received \"yes\"")
+  })
+})
+
+describe('ingress()', () => {
+  it('refuses what is not a deployment, naming the wrapping it needs', () => {
+    // The usual slip: the class itself where its deployment belongs.
+    expect(() => ingress(Model as never)).toThrow(
+      new TypeError('ingress() needs a deployment made with deployment(Class), received a function: write ingress(deployment(Model))'),
+    )
+    expect(() => ingress(undefined as never)).toThrow(/received undefined: write ingress\(deployment\(MyClass\)\)$/)
   })
 })
 

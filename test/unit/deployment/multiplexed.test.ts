@@ -83,6 +83,12 @@ describe('multiplexed()', () => {
     expect(() => multiplexed('load' as never)).toThrow(/takes the function that loads a model by id/)
     expect(() => multiplexed((id: string) => id, { maxModelsPerReplica: 0 })).toThrow(/maxModelsPerReplica must be a whole number of at least 1, received 0/)
     expect(() => multiplexed((id: string) => id, { maxModelsPerReplica: 1.5 })).toThrow(/received 1.5/)
+    // Ray's name for it, in either spelling, and any other unknown key, are refused rather than ignored.
+    expect(() => multiplexed((id: string) => id, { maxNumModelsPerReplica: 2 } as never)).toThrow(
+      'multiplexed() has no option "maxNumModelsPerReplica"; edgeserve spells Ray\'s max_num_models_per_replica as maxModelsPerReplica',
+    )
+    expect(() => multiplexed((id: string) => id, { max_num_models_per_replica: 2 } as never)).toThrow(/spells Ray's max_num_models_per_replica as maxModelsPerReplica/)
+    expect(() => multiplexed((id: string) => id, { cache: 2 } as never)).toThrow('multiplexed() has no option "cache"; its one option is maxModelsPerReplica')
   })
 })
 

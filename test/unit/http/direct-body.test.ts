@@ -48,3 +48,13 @@ describe('a body offered directly', () => {
     expect(reads).toBe(0)
   })
 })
+
+describe('body limits', () => {
+  it('a limit that is not a number of bytes is the app’s bug: a TypeError (a 500), never a 413 for the client', async () => {
+    const request = () => new Request('http://x/', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
+    await expect(readJson(request(), -1)).rejects.toThrow(new TypeError("readJson()'s limit must be a number of bytes, 0 or more (Infinity for none), received -1"))
+    await expect(readBody(request(), '1kb' as never)).rejects.toThrow(/^readBody\(\)'s limit must be a number of bytes.* received "1kb"$/)
+    await expect(readBody(request(), NaN)).rejects.toThrow(TypeError)
+    expect(await readJson(request(), Infinity)).toEqual({})
+  })
+})
