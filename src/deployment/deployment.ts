@@ -1,3 +1,4 @@
+import { formatReceived } from '../batching/options.js'
 import type { HandleMarker } from './handle-marker.js'
 import { getValidDeploymentOptions, type DeploymentOptions, type ResolvedDeploymentOptions } from './options.js'
 
@@ -160,5 +161,17 @@ export function isDeployment(value: unknown): value is Deployment {
     typeof (value as Deployment).cls === 'function' &&
     typeof (value as Deployment).bind === 'function' &&
     typeof (value as Deployment).options === 'object'
+  )
+}
+
+/**
+ * Refuse what is not a deployment where one is needed, naming the call that
+ * would work: the usual slip passes the class itself, `ingress(MyClass)`.
+ */
+export function checkDeployment(value: unknown, fn: string, restOfCall = ''): asserts value is Deployment {
+  if (isDeployment(value)) return
+  const named = typeof value === 'function' && value.name ? value.name : 'MyClass'
+  throw new TypeError(
+    `${fn}() needs a deployment made with deployment(Class), received ${formatReceived(value)}: write ${fn}(deployment(${named})${restOfCall})`,
   )
 }

@@ -3,7 +3,7 @@ import { formatReceived, getValidSeconds } from '../batching/options.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import { currentRequest } from './context.js'
 import { checkModelId } from './model-id.js'
-import { isDeployment, noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
+import { checkDeployment, noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
 import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
 import { unwrap, type Outcome } from './outcome.js'
@@ -176,9 +176,7 @@ export function getHandle<D extends Deployment>(
   env: unknown,
   options: HandleOptions = {},
 ): DeploymentHandle<InstanceOf<D>> {
-  if (!isDeployment(deployment)) {
-    throw new TypeError(`getHandle() needs a deployment made with deployment(Class), received ${formatReceived(deployment)}`)
-  }
+  checkDeployment(deployment, 'getHandle', ', env')
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`getHandle()'s options must be an object like { idempotent: true }, received ${formatReceived(options)}`)
   }

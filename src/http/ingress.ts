@@ -1,7 +1,6 @@
 import type { Context } from 'hono'
 import { deadlineFrom } from '../deployment/deadline.js'
-import { formatReceived } from '../batching/options.js'
-import { boundDeployments, isDeployment, type Deployment } from '../deployment/deployment.js'
+import { boundDeployments, checkDeployment, type Deployment } from '../deployment/deployment.js'
 import { replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
@@ -25,11 +24,7 @@ export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [i
  * Retry-After when the deployment is at capacity, 504 past `requestTimeoutS`).
  */
 export function ingress(deployment: Deployment): IngressHandler {
-  if (!isDeployment(deployment)) {
-    const value: unknown = deployment
-    const named = typeof value === 'function' && value.name ? value.name : 'MyClass'
-    throw new TypeError(`ingress() needs a deployment made with deployment(Class), received ${formatReceived(value)}: write ingress(deployment(${named}))`)
-  }
+  checkDeployment(deployment, 'ingress')
   const { requestTimeoutS } = deployment.options
   const handler = async (c: Context): Promise<Response> => {
     try {

@@ -1,4 +1,4 @@
-import type { Deployment } from '../../deployment/deployment.js'
+import { checkDeployment, type Deployment } from '../../deployment/deployment.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
 import { durableObjectReplicas, type ReplicaStub } from './durable-object-replica.js'
 import { ReplicaObject } from './replica-object.js'
@@ -49,6 +49,7 @@ export interface ReplicaDurableObjectClass {
  * cap start-up at one second, and a model load would count against it.
  */
 export function durableObject(deployment: Deployment): ReplicaDurableObjectClass {
+  checkDeployment(deployment, 'durableObject')
   // The Worker that exports this class routes to it through the same env binding.
   registerBindingAdapter(durableObjectReplicas)
   return class extends ReplicaObject {

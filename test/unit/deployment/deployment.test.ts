@@ -113,7 +113,9 @@ describe('deployment()', () => {
 
 describe('getHandle()', () => {
   it('refuses what is not a deployment, and options it cannot use, saying what to pass', () => {
-    expect(() => getHandle(Model as never, {})).toThrow(new TypeError('getHandle() needs a deployment made with deployment(Class), received a function'))
+    expect(() => getHandle(Model as never, {})).toThrow(
+      new TypeError('getHandle() needs a deployment made with deployment(Class), received a function: write getHandle(deployment(Model), env)'),
+    )
     expect(() => getHandle(deployment(Model), {}, 'idempotent' as never)).toThrow(/^getHandle\(\)'s options must be an object like \{ idempotent: true \}, received "idempotent"$/)
     expect(() => getHandle(deployment(Model), {}, { idempotent: 'yes' as never })).toThrow("getHandle()'s idempotent option must be true or false, received \"yes\"")
   })
