@@ -175,3 +175,11 @@ export function checkDeployment(value: unknown, fn: string, restOfCall = ''): as
     `${fn}() needs a deployment made with deployment(Class), received ${formatReceived(value)}: write ${fn}(deployment(${named})${restOfCall})`,
   )
 }
+
+/** An option listing deployments (`serve()`'s and `serveWorker()`'s `deployments`): undefined, or an array of them. */
+export function checkDeploymentList(value: unknown, option: string): void {
+  if (value === undefined || (Array.isArray(value) && value.every(isDeployment))) return
+  const slip = Array.isArray(value) ? value.find((each) => !isDeployment(each)) : undefined
+  const named = typeof slip === 'function' && slip.name ? ` (wrap ${slip.name} as deployment(${slip.name}))` : ''
+  throw new TypeError(`${option} must be an array of deployments made with deployment(Class), received ${formatReceived(value)}${named}`)
+}

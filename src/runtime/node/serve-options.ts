@@ -4,7 +4,7 @@
  * after the port is taken and the app registered).
  */
 import { formatReceived } from '../../batching/options.js'
-import { isDeployment } from '../../deployment/deployment.js'
+import { checkDeploymentList } from '../../deployment/deployment.js'
 
 /** The options checked here, as a caller from JavaScript may really pass them. */
 interface UncheckedServeOptions {
@@ -36,9 +36,7 @@ export function checkServeOptions(options: UncheckedServeOptions): void {
   if (name !== undefined && (typeof name !== 'string' || name === '')) {
     throw new TypeError(`name must be a non-empty string, the app's name for getDeploymentHandle(deployment, { app: name }), received ${formatReceived(name)}`)
   }
-  if (deployments !== undefined && !(Array.isArray(deployments) && deployments.every(isDeployment))) {
-    throw new TypeError(`deployments must be an array of deployments made with deployment(Class), received ${formatReceived(deployments)}`)
-  }
+  checkDeploymentList(deployments, 'deployments')
   if (env !== undefined && (typeof env !== 'object' || env === null || Array.isArray(env))) {
     throw new TypeError(`env must be an object of bindings, such as { GREETING: 'hello' }, received ${formatReceived(env)}`)
   }

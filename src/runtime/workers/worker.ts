@@ -1,4 +1,5 @@
-import { boundDeployments, type Deployment } from '../../deployment/deployment.js'
+import { formatReceived } from '../../batching/options.js'
+import { boundDeployments, checkDeploymentList, type Deployment } from '../../deployment/deployment.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
@@ -32,6 +33,18 @@ export interface WorkerHandler {
   fetch(request: Request, env: unknown, ctx: unknown): Promise<Response>
 }
 
+const KNOWN_OPTIONS = ['deployments', 'dashboard']
+
+function checkWorkerOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`serveWorker()'s options must be an object like { dashboard }, received ${formatReceived(options)}`)
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`serveWorker() has no option ${JSON.stringify(key)}; known options: ${KNOWN_OPTIONS.join(', ')}`)
+  }
+  checkDeploymentList((options as { deployments?: unknown }).deployments, 'serveWorker: options.deployments')
+}
+
 const WORKER_DASHBOARD_OPTION =
   "serveWorker: options.dashboard must be the page from 'edgeserve/dashboard' (import { dashboard } from 'edgeserve/dashboard'; serveWorker(app, { dashboard })), or left out to serve none"
 
@@ -47,6 +60,7 @@ const WORKER_DASHBOARD_OPTION =
  * ```
  */
 export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}): WorkerHandler {
+  checkWorkerOptions(options)
   registerBindingAdapter(durableObjectReplicas)
   const found = deploymentsOf(app)
   for (const extra of options.deployments ?? []) for (const each of [extra, ...boundDeployments(extra)]) found.set(each.name, each)
