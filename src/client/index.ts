@@ -28,11 +28,15 @@ export interface Connection {
 }
 
 export function connect(url: string, options: ConnectOptions): Connection {
-  let base: URL
+  let base: URL | undefined
   try {
     base = new URL(url)
   } catch {
-    throw new TypeError(`connect() needs the server's URL, like "http://127.0.0.1:8000", received ${JSON.stringify(url)}`)
+    // Refused below.
+  }
+  // "localhost:8000" parses, as a URL whose scheme is "localhost:".
+  if (base === undefined || (base.protocol !== 'http:' && base.protocol !== 'https:')) {
+    throw new TypeError(`connect() needs the server's http:// or https:// URL, like "http://127.0.0.1:8000", received ${JSON.stringify(url)}`)
   }
   if (typeof options?.token !== 'string' || options.token === '') {
     throw new TypeError('connect() needs { token }: the RPC token the server was started with')
