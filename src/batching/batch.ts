@@ -1,4 +1,5 @@
 import { batchedFunction } from './batched-function.js'
+import { asCallOptions } from './call-options.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
 import { withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
 import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type DecoratedMethod } from './decorator.js'
@@ -100,7 +101,7 @@ function streamingFunction<T, R>(
     const entry = new Entry<T, R>(item)
     const channel = new StreamChannel<R>(entry)
     entry.streamTo(channel)
-    queue.enqueue(entry, callOptions)
+    queue.enqueue(entry, asCallOptions(callOptions))
     return channel
   }
   return withControls(call, queue)

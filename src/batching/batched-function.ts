@@ -1,3 +1,4 @@
+import { asCallOptions } from './call-options.js'
 import { withControls, type BatchedFunction } from './controls.js'
 import { Entry } from './entry.js'
 import type { ResolvedBatchOptions } from './options.js'
@@ -10,7 +11,7 @@ export function batchedFunction<T, R>(handler: BatchHandler<T, R>, options: Reso
   const call = (item: T, callOptions?: CallOptions): Promise<R> => {
     const entry = new Entry<T, R>(item)
     const promise = entry.promise()
-    queue.enqueue(entry, callOptions)
+    queue.enqueue(entry, asCallOptions(callOptions))
     return promise
   }
   return withControls(call, queue)

@@ -32,3 +32,12 @@ function isSignal(value: unknown): boolean {
     typeof signal.removeEventListener === 'function'
   )
 }
+
+/**
+ * A batched function's second argument, as options: only an object is one.
+ * `items.map(f)` passes each item's index there, and a call made so is a
+ * plain call.
+ */
+export function asCallOptions<O extends object>(value: O | undefined): O | undefined {
+  return typeof value === 'object' && value !== null ? value : undefined
+}

@@ -77,7 +77,7 @@ describe('option validation', () => {
     const f = batch(handler)
     // As a JavaScript caller may pass them: TypeScript would refuse each one.
     const call = (options: unknown) => () => f(1, options as never)
-    expect(call('opts')).toThrow(new TypeError(`a batched call's options must be an object like { signal, deadline }, received "opts"`))
+    expect(call([])).toThrow(new TypeError(`a batched call's options must be an object like { signal, deadline }, received an array`))
     expect(call({ signal: 5 })).toThrow(new TypeError("signal must be an AbortSignal (an AbortController's signal), received 5"))
     expect(call({ signal: {} })).toThrow(/^signal must be an AbortSignal/)
     expect(call({ deadline: 'soon' })).toThrow(/^deadline must be a time in epoch milliseconds, such as Date\.now\(\) \+ 5000, received "soon"$/)
@@ -86,5 +86,15 @@ describe('option validation', () => {
     // Good options still work, in the same batch as a call without any.
     const controller = new AbortController()
     expect(await Promise.all([f(1, { signal: controller.signal, deadline: Date.now() + 60_000, context: { origin: 'http' } }), f(2)])).toEqual([1, 2])
+  })
+
+  it('items.map(f) makes plain calls: only an object is options, not the index map passes', async () => {
+    const f = batch(handler, { maxBatchSize: 4 })
+    expect(await Promise.all([5, 6, 7].map(f))).toEqual([5, 6, 7])
+    const stream = batch.stream(async function* (xs: number[]) {
+      yield xs
+    })
+    const iterators = [8, 9].map(stream)
+    expect(await Promise.all(iterators.map(async (it) => (await it.next()).value))).toEqual([8, 9])
   })
 })
