@@ -126,9 +126,8 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
 const KNOWN_OPTIONS = ['executionProviders', 'numThreads']
 
 function checkLoadModelOptions(options: unknown): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`loadModel()'s options must be an object like { numThreads: 2 }, received ${formatReceived(options)}`)
-  }
+  // Only an object is options: paths.map(loadModel) passes each path's index there.
+  if (typeof options !== 'object' || options === null) return
   for (const key of Object.keys(options)) {
     if (!KNOWN_OPTIONS.includes(key)) {
       throw new TypeError(`loadModel() has no option ${JSON.stringify(key)}; known options: ${KNOWN_OPTIONS.join(', ')}`)

@@ -89,12 +89,13 @@ describe('option validation', () => {
   })
 
   it('items.map(f) makes plain calls: only an object is options, not the index map passes', async () => {
-    const f = batch(handler, { maxBatchSize: 4 })
+    // TypeScript asks for a lambda here; JavaScript passes f itself, and map then passes the index.
+    const f = batch(handler, { maxBatchSize: 4 }) as (item: number) => Promise<number>
     expect(await Promise.all([5, 6, 7].map(f))).toEqual([5, 6, 7])
     const stream = batch.stream(async function* (xs: number[]) {
       yield xs
     })
-    const iterators = [8, 9].map(stream)
+    const iterators = [8, 9].map(stream as (item: number) => AsyncIterableIterator<number>)
     expect(await Promise.all(iterators.map(async (it) => (await it.next()).value))).toEqual([8, 9])
   })
 })
