@@ -137,10 +137,18 @@ describe('serve() on a loopback port', () => {
     expect(await refused({ port: 0, hostname: 8000 })).toMatch(/^hostname must be the address to listen on, such as '127\.0\.0\.1'.* received 8000$/)
     expect(await refused({ port: 0, name: 42 })).toMatch(/^name must be a non-empty string.* received 42$/)
     expect(await refused({ port: 0, shutdownTimeoutS: -1 })).toBe('shutdownTimeoutS must be a number of seconds, 0 or more, received -1')
-    expect(await refused({ port: 0, rpcToken: 5 })).toMatch(/^rpcToken must be a non-empty string/)
+    expect(await refused({ port: 0, rpcToken: 5 })).toMatch(/^rpcToken must be a string, the token remote handles send/)
     expect(await refused({ port: 0, threads: true })).toMatch(/^threads must be \{ module: import\.meta\.url \}.* received true$/)
     expect(await refused({ port: 0, threads: {} })).toMatch(/its module is undefined$/)
     expect(await refused({ port: 0, deployments: [BatchAdder] })).toMatch(/^deployments must be an array of deployments made with deployment\(Class\)/)
+    // What JavaScript apps write to mean "off" is still taken as off.
+    const off = await serve(app, { port: 0, name: 'options-off', handleSignals: false, threads: false as never, rpcToken: '' })
+    try {
+      expect((await fetch(`${off.url}/-/rpc/options-off/BatchAdder/handleBatch`, { method: 'POST', body: '{"args":[1]}' })).status).toBe(404)
+      expect(await (await fetch(`${off.url}/adder?number=1`)).text()).toBe('2')
+    } finally {
+      await off.close()
+    }
   })
 
   it('refuses threads.deployments that names a deployment the app does not serve', async () => {

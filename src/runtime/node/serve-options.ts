@@ -40,8 +40,9 @@ export function checkServeOptions(options: UncheckedServeOptions): void {
   if (env !== undefined && (typeof env !== 'object' || env === null || Array.isArray(env))) {
     throw new TypeError(`env must be an object of bindings, such as { GREETING: 'hello' }, received ${formatReceived(env)}`)
   }
-  if (rpcToken !== undefined && (typeof rpcToken !== 'string' || rpcToken === '')) {
-    throw new TypeError(`rpcToken must be a non-empty string, the token remote handles send (leave it out to keep the route off), received ${formatReceived(rpcToken)}`)
+  // An empty token keeps the route off, as an unset EDGESERVE_RPC_TOKEN does.
+  if (rpcToken !== undefined && typeof rpcToken !== 'string') {
+    throw new TypeError(`rpcToken must be a string, the token remote handles send (leave it out to keep the route off), received ${formatReceived(rpcToken)}`)
   }
   if (handleSignals !== undefined && typeof handleSignals !== 'boolean') {
     throw new TypeError(`handleSignals must be true or false, received ${formatReceived(handleSignals)}`)
@@ -49,7 +50,8 @@ export function checkServeOptions(options: UncheckedServeOptions): void {
   if (shutdownTimeoutS !== undefined && (typeof shutdownTimeoutS !== 'number' || !(shutdownTimeoutS >= 0) || !Number.isFinite(shutdownTimeoutS))) {
     throw new RangeError(`shutdownTimeoutS must be a number of seconds, 0 or more, received ${formatReceived(shutdownTimeoutS)}`)
   }
-  if (threads !== undefined) checkThreads(threads)
+  // false, like undefined, keeps every replica in this thread.
+  if (threads !== undefined && threads !== false) checkThreads(threads)
 }
 
 function checkThreads(threads: unknown): void {
