@@ -132,6 +132,16 @@ describe('edgeserve run', () => {
     expect(unknown.stderr).toContain("Unknown option '--prot'")
   })
 
+  it('says so when the module serves its app itself, rather than fail on a second server of it', { timeout: 30_000 }, async () => {
+    // thread-server.ts calls serve(app, { name: 'thread-server' }) when imported.
+    const twice = await attempt(['run', 'test/node/fixtures/thread-server.ts:app', '--name', 'thread-server', '--port', '0'])
+    expect(twice.code).toBe(2)
+    expect(twice.stderr).toContain(
+      'edgeserve: test/node/fixtures/thread-server.ts serves its app itself when imported (it calls serve()): run it with node (or tsx), ' +
+        'or give edgeserve run a module that exports the app without serving it',
+    )
+  })
+
   it('says why it cannot listen, in one line, when the port is taken or the address is not this machine’s', async () => {
     const holder = createServer().listen(0, '127.0.0.1')
     await once(holder, 'listening')

@@ -182,10 +182,9 @@ export class BatchAdderObject extends durableObject(adder) {
 }
 `
 
-/** A server of its own replicas on worker threads, run with `node --import tsx`: each thread imports this module. */
-const THREADS_SERVER = `import { Hono } from 'hono'
+/** An app whose deployment can run on worker threads: each thread imports its module to find the class. */
+const THREADS_APP = `import { Hono } from 'hono'
 import { batch, deployment, ingress } from 'edgeserve'
-import { serve } from 'edgeserve/node'
 
 class Doubler {
   double = batch(async (xs: number[]) => xs.map((x) => x * 2), { maxBatchSize: 8 })
@@ -196,6 +195,11 @@ class Doubler {
 }
 
 export const app = new Hono().get('/double', ingress(deployment(Doubler)))
+`
+
+/** The same app served from its own module, replicas on worker threads, as \`node --import tsx\` or \`npx tsx\` runs it. */
+const THREADS_SERVER = `${THREADS_APP}
+import { serve } from 'edgeserve/node'
 
 const server = await serve(app, { port: 0, hostname: '127.0.0.1', threads: { module: import.meta.url } })
 console.log(\`listening on \${server.url}\`)
@@ -294,24 +298,28 @@ describe('TypeScript on Node (types: ["node"])', () => {
     }
   })
 
-  it('`node --import tsx` runs a TypeScript server whose replicas are on worker threads', async () => {
-    project.write({ 'threads-server.ts': THREADS_SERVER })
-    const server = await startIn(project, [process.execPath, '--import', 'tsx', 'threads-server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/)
-    try {
-      const doubled = await Promise.all([1, 2, 3].map(async (x) => (await fetch(`${server.match[1]!}/double?x=${x}`)).text()))
-      expect(doubled).toEqual(['2', '4', '6'])
-    } finally {
-      await server.stop()
-    }
-  })
+  for (const [how, argv] of [
+    ['node --import tsx', [process.execPath, '--import', 'tsx', 'threads-server.ts']],
+    ['npx tsx', ['npx', '--no', 'tsx', 'threads-server.ts']],
+  ] as const) {
+    it(`\`${how}\` runs a TypeScript server whose replicas are on worker threads`, async () => {
+      project.write({ 'threads-server.ts': THREADS_SERVER })
+      const server = await startIn(project, [...argv], /listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      try {
+        const doubled = await Promise.all([1, 2, 3].map(async (x) => (await fetch(`${server.match[1]!}/double?x=${x}`)).text()))
+        expect(doubled).toEqual(['2', '4', '6'])
+      } finally {
+        await server.stop()
+      }
+    })
+  }
 
   it('`npx edgeserve run` loads a TypeScript app through the project’s tsx, in worker threads too', async () => {
-    const server = await startIn(project, ['npx', '--no', 'edgeserve', 'run', 'server.ts:app', '--port', '0', '--threads'], /listening on (http:\/\/\S+)/, {
-      PORT: '0',
-    })
+    project.write({ 'threads-app.ts': THREADS_APP })
+    const server = await startIn(project, ['npx', '--no', 'edgeserve', 'run', 'threads-app.ts:app', '--port', '0', '--threads'], /listening on (http:\/\/\S+)/)
     try {
       const base = server.match[1]!
-      expect(await (await fetch(`${base}/adder?number=1`)).text()).toBe('2')
+      expect(await (await fetch(`${base}/double?x=1`)).text()).toBe('2')
       const health = (await (await fetch(`${base}/-/healthz`)).json()) as { status: string }
       expect(health.status).toBe('ok')
     } finally {

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { isDeployment } from '../../deployment/deployment.js'
 import { ingress } from '../../http/ingress.js'
+import { DEFAULT_APP, findApp } from './registry.js'
 import { serve, type ServableApp } from './serve.js'
 import type { LogLevel } from '../../metrics/log.js'
 import { isTypeScript, loadTypeScriptFor } from './typescript-loader.js'
@@ -127,11 +128,20 @@ async function main(argv: string[], options: CliOptions): Promise<void> {
   }
 
   const app = await loadApp(target, options.typeScriptLoaded === true)
+  const name = values.name ?? DEFAULT_APP
+  if (findApp(name)) {
+    // Its module called serve() when imported: a second server of the same app would be refused.
+    fail(
+      `${splitTarget(target).file} serves its app itself when imported (it calls serve()): run it with node (or tsx), ` +
+        'or give edgeserve run a module that exports the app without serving it',
+      { usage: false },
+    )
+  }
   const hostname = values.host ?? values.hostname ?? '127.0.0.1'
   const server = await serve(app, {
     port,
     hostname,
-    name: values.name,
+    name,
     rpcToken: values['rpc-token'],
     logLevel: logLevel as LogLevel | undefined,
     // Each thread imports the same file to find its deployment's class.
