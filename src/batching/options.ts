@@ -56,7 +56,7 @@ export interface ResolvedBatchOptions<T> {
   onBatchError: OnBatchError
 }
 
-const KNOWN_OPTIONS = new Set([
+const KNOWN_OPTIONS = [
   'maxBatchSize',
   'batchWaitTimeoutS',
   'maxConcurrentBatches',
@@ -66,7 +66,7 @@ const KNOWN_OPTIONS = new Set([
   'strideS',
   'allowSmallBatch',
   'onBatchError',
-])
+]
 
 /**
  * A value as an error message shows it after "received" or "returned":
@@ -120,6 +120,19 @@ function getValidFunction<F>(name: string, value: unknown, shape: string): F | u
   return value as F
 }
 
+/**
+ * Refuse an option `where` does not know, naming the ones it does. `hint`
+ * gives the whole message for a name it recognizes from elsewhere (Ray
+ * Serve's spelling, an earlier version's).
+ */
+export function checkKnownOptions(where: string, options: object, known: readonly string[], hint?: (key: string) => string | undefined): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue
+    const list = known.length === 1 ? `its one option is ${known[0]}` : `known options: ${known.join(', ')}`
+    throw new TypeError(hint?.(key) ?? `${where} has no option ${JSON.stringify(key)}; ${list}`)
+  }
+}
+
 /** Only `undefined` means "use the default": a `null` is a mistake worth reporting. */
 function orDefault<V>(value: V | undefined, fallback: V): V {
   return value === undefined ? fallback : value
@@ -130,11 +143,7 @@ export function getValidOptions<T>(options: BatchOptions<T> | undefined): Resolv
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`batch() options must be an object, received ${formatReceived(options)}`)
   }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(name)) {
-      throw new TypeError(`batch() has no option ${JSON.stringify(name)}; known options: ${[...KNOWN_OPTIONS].join(', ')}`)
-    }
-  }
+  checkKnownOptions('batch()', options, KNOWN_OPTIONS)
   const allowSmallBatch = orDefault(options.allowSmallBatch, true)
   if (typeof allowSmallBatch !== 'boolean') {
     throw new TypeError(`allowSmallBatch must be true or false, received ${formatReceived(allowSmallBatch)}`)

@@ -19,6 +19,7 @@
  * mixes two models' calls.
  */
 import { currentContext } from '../batching/context.js'
+import { checkKnownOptions } from '../batching/options.js'
 import { HTTPError } from '../errors.js'
 import { log } from '../metrics/log.js'
 import { withDeadline } from './deadline.js'
@@ -82,15 +83,11 @@ export function multiplexed<M>(load: (modelId: string) => M | Promise<M>, option
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`multiplexed()'s options must be an object such as { maxModelsPerReplica: 3 }; received ${String(options)}`)
   }
-  for (const key of Object.keys(options)) {
-    if (key === 'maxModelsPerReplica') continue
-    const ray = key === 'maxNumModelsPerReplica' || key === 'max_num_models_per_replica'
-    throw new TypeError(
-      ray
-        ? `multiplexed() has no option ${JSON.stringify(key)}; edgeserve spells Ray's max_num_models_per_replica as maxModelsPerReplica`
-        : `multiplexed() has no option ${JSON.stringify(key)}; its one option is maxModelsPerReplica`,
-    )
-  }
+  checkKnownOptions('multiplexed()', options, ['maxModelsPerReplica'], (key) =>
+    key === 'maxNumModelsPerReplica' || key === 'max_num_models_per_replica'
+      ? `multiplexed() has no option ${JSON.stringify(key)}; edgeserve spells Ray's max_num_models_per_replica as maxModelsPerReplica`
+      : undefined,
+  )
   const max = options.maxModelsPerReplica ?? DEFAULT_MAX_MODELS_PER_REPLICA
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {
     throw new TypeError(`maxModelsPerReplica must be a whole number of at least 1, received ${JSON.stringify(max) ?? String(max)}`)

@@ -1,4 +1,4 @@
-import { formatReceived, getValidPositiveInteger, getValidSeconds } from '../batching/options.js'
+import { checkKnownOptions, formatReceived, getValidPositiveInteger, getValidSeconds } from '../batching/options.js'
 
 /**
  * Ray Serve's `batching_config`: batch whole `fetch()` calls. The class's
@@ -101,17 +101,11 @@ const RAY_SPELLINGS: Record<string, string> = {
 }
 
 function checkKnown(where: string, options: object, known: string[]): void {
-  for (const key of Object.keys(options)) {
-    if (key in RENAMED && !known.includes(key)) {
-      throw new TypeError(`${where}.${key} is now called ${RENAMED[key]}; rename it (the meaning is the same as in batch())`)
-    }
-    if (key in RAY_SPELLINGS && !known.includes(key)) {
-      throw new TypeError(`${where} has no option ${JSON.stringify(key)}; edgeserve spells Ray's ${key} as ${RAY_SPELLINGS[key]}`)
-    }
-    if (!known.includes(key)) {
-      throw new TypeError(`${where} has no option ${JSON.stringify(key)}; known options: ${known.join(', ')}`)
-    }
-  }
+  checkKnownOptions(where, options, known, (key) => {
+    if (key in RENAMED) return `${where}.${key} is now called ${RENAMED[key]}; rename it (the meaning is the same as in batch())`
+    if (key in RAY_SPELLINGS) return `${where} has no option ${JSON.stringify(key)}; edgeserve spells Ray's ${key} as ${RAY_SPELLINGS[key]}`
+    return undefined
+  })
 }
 
 function getValidName(name: unknown): string {

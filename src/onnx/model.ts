@@ -1,5 +1,5 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
-import { formatReceived } from '../batching/options.js'
+import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { log } from '../metrics/log.js'
 import { responseBytes } from './fetch-bytes.js'
 import { checkNumThreads, requestedThreads, withThreads, type ThreadPlatform } from './threads.js'
@@ -123,16 +123,10 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
   return new Model(value.session, value.provider, platform.Tensor, numThreads)
 }
 
-const KNOWN_OPTIONS = ['executionProviders', 'numThreads']
-
 function checkLoadModelOptions(options: unknown): void {
   // Only an object is options: paths.map(loadModel) passes each path's index there.
   if (typeof options !== 'object' || options === null) return
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) {
-      throw new TypeError(`loadModel() has no option ${JSON.stringify(key)}; known options: ${KNOWN_OPTIONS.join(', ')}`)
-    }
-  }
+  checkKnownOptions('loadModel()', options, ['executionProviders', 'numThreads'])
 }
 
 /** A session on the first provider that can create one, falling back (and saying so once) to the next. */

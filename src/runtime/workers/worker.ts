@@ -1,4 +1,4 @@
-import { formatReceived } from '../../batching/options.js'
+import { checkKnownOptions, formatReceived } from '../../batching/options.js'
 import { boundDeployments, checkDeploymentList, type Deployment } from '../../deployment/deployment.js'
 import { registerBindingAdapter } from '../../deployment/replica-set.js'
 import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
@@ -33,15 +33,11 @@ export interface WorkerHandler {
   fetch(request: Request, env: unknown, ctx: unknown): Promise<Response>
 }
 
-const KNOWN_OPTIONS = ['deployments', 'dashboard']
-
 function checkWorkerOptions(options: unknown): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(`serveWorker()'s options must be an object like { dashboard }, received ${formatReceived(options)}`)
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`serveWorker() has no option ${JSON.stringify(key)}; known options: ${KNOWN_OPTIONS.join(', ')}`)
-  }
+  checkKnownOptions('serveWorker()', options, ['deployments', 'dashboard'])
   checkDeploymentList((options as { deployments?: unknown }).deployments, 'serveWorker: options.deployments')
 }
 
