@@ -6,8 +6,9 @@
  */
 import { formatReceived } from './options.js'
 
-export function checkCallOptions(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+/** `value` has passed `asCallOptions()`: an object, though maybe not a plain one. */
+export function checkCallOptions(value: object): void {
+  if (Array.isArray(value)) {
     throw new TypeError(`a batched call's options must be an object like { signal, deadline }, received ${formatReceived(value)}`)
   }
   const { signal, deadline, context } = value as { signal?: unknown; deadline?: unknown; context?: unknown }
