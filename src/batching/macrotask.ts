@@ -47,6 +47,17 @@ export function macrotaskAfterTurns(turns: number, callback: Callback): void {
  * request set.
  */
 export function scheduledCallbacksAlwaysRun(): boolean {
-  const userAgent = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent
-  return setImmediateNow() !== undefined && userAgent !== 'Cloudflare-Workers'
+  return setImmediateNow() !== undefined && !inCloudflareWorkers()
+}
+
+/**
+ * Whether `performance.now()` stands still while code runs: workerd moves its
+ * clock only on I/O, so no stretch of code can be timed there.
+ */
+export function clockStandsStillWhileCodeRuns(): boolean {
+  return inCloudflareWorkers()
+}
+
+function inCloudflareWorkers(): boolean {
+  return (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
 }

@@ -136,6 +136,18 @@ const app = new Hono<{ Bindings: Env }>()
     await namespace.get(namespace.idFromName(`ScaledEcho/${c.req.query('replica')}`)).releaseForTest()
     return c.text('released')
   })
+  // Test-only: how many cheap full batches start before a timer set first
+  // fires. workerd's clock stands still while code runs, so a count, not the
+  // turn's time budget, must make the chain give the event loop its turn.
+  .get('/loop-turn', async (c) => {
+    const started: number[] = []
+    const echo = batch(async (xs: number[]) => (started.push(xs[0]!), xs), { maxBatchSize: 1 })
+    let beforeTimer: number | undefined
+    setTimeout(() => (beforeTimer = started.length), 0)
+    const calls = Number(c.req.query('calls') ?? 40)
+    await Promise.all(Array.from({ length: calls }, (_, i) => echo(i)))
+    return c.json({ started: started.length, beforeTimer: beforeTimer ?? started.length })
+  })
   .get('/slow/reset', async (c) => {
     const namespace = c.env.Slow as { idFromName(n: string): unknown; get(id: unknown): { resetForTest(r: string): Promise<void> } }
     await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)

@@ -7,6 +7,7 @@ import { startWorker, type TestWorker } from '../support/workerd.js'
 import { closedLoop, deploymentMetric, replicasNow } from '../support/autoscaling.js'
 import { waitFor } from '../support/wait-for.js'
 import { describeMultiplexing } from '../support/multiplexing-suite.js'
+import { MAX_BATCHES_PER_TURN } from '../../src/batching/loop-turn.js'
 
 let worker: TestWorker | undefined
 let base: string
@@ -48,6 +49,16 @@ describe('Workers: replicas as Durable Objects', () => {
       expect(refused.status, method).toBe(404)
       expect(refused.error).toMatch(/cannot be called through a handle/)
     }
+  })
+
+  it('a chain of cheap batches gives the event loop its turn after a bounded count, where the clock stands still', async () => {
+    const { started, beforeTimer } = (await (await get(`/loop-turn?calls=${MAX_BATCHES_PER_TURN * 3}`)).json()) as {
+      started: number
+      beforeTimer: number
+    }
+    expect(started).toBe(MAX_BATCHES_PER_TURN * 3)
+    expect(beforeTimer).toBeGreaterThanOrEqual(1)
+    expect(beforeTimer).toBeLessThanOrEqual(MAX_BATCHES_PER_TURN)
   })
 
   it('retries an idempotent request once when its object is reset mid-request', async () => {
