@@ -89,6 +89,28 @@ describe('serve({ threads })', () => {
     expect(await gated.seenItems.remote()).toEqual([1])
   })
 
+  it("a replica that holds its thread leaves the server's thread free: a plain route answers meanwhile", async () => {
+    // A model run on a replica's thread holds that thread, not the one that
+    // reads HTTP. Probe a plain route every 25 ms while a replica holds its
+    // thread for a second: probes answered inside that second show the
+    // server's thread kept serving (served in process, none would be).
+    const held = fetch(`${server.url}/busy?ms=1000`).then((r) => r.json() as Promise<{ startedAt: number; endedAt: number; threadId: number }>)
+    let done = false
+    void held.finally(() => (done = true))
+    const answeredAt: number[] = []
+    while (!done) {
+      const response = await fetch(`${server.url}/plain`)
+      expect(await response.text()).toBe('ok')
+      answeredAt.push(Date.now())
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const { startedAt, endedAt, threadId: busyThread } = await held
+    expect(busyThread).not.toBe(threadId)
+    expect(endedAt - startedAt).toBeGreaterThanOrEqual(1000)
+    const answeredWhileHeld = answeredAt.filter((at) => at > startedAt && at < endedAt)
+    expect(answeredWhileHeld.length).toBeGreaterThanOrEqual(10)
+  })
+
   it('handle calls cross to the thread and back', async () => {
     const doubler = getDeploymentHandle<{ double(x: number): Promise<number> }>('Doubler', { app: 'threads-test' })
     expect(await Promise.all([1, 2, 3].map((x) => doubler.double.remote(x)))).toEqual([2, 4, 6])
