@@ -24,6 +24,10 @@ export interface LoadRow {
   serverCores: number | null
   /** Repeats this row is the median of (by req/s). */
   repeats: number
+  /** With `probe`: latency of the probe's GETs during the row (null without one). */
+  probeP50Ms: number | null
+  probeP99Ms: number | null
+  probes: number | null
 }
 
 interface Family {
@@ -61,6 +65,38 @@ export interface LoadSpec {
   deployment?: string
   /** The server's process group, for its CPU use. */
   serverGroup?: number
+  /**
+   * A path to GET during the row, one request at a time every
+   * PROBE_INTERVAL_MS: how long the server's thread keeps a cheap request
+   * waiting while it serves this load (a model run on that thread holds it).
+   */
+  probe?: string
+}
+
+export const PROBE_INTERVAL_MS = 20
+
+/** GET `url` one at a time, every PROBE_INTERVAL_MS, until `stop()`; the latencies it saw. */
+function startProbe(url: string): { stop: () => Promise<number[]> } {
+  const latencies: number[] = []
+  let stopped = false
+  const loop = (async () => {
+    while (!stopped) {
+      const t0 = performance.now()
+      const response = await fetch(url)
+      await response.arrayBuffer()
+      if (!response.ok) throw new Error(`probe ${url}: ${response.status}`)
+      const ms = performance.now() - t0
+      latencies.push(ms)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_INTERVAL_MS - ms)))
+    }
+  })()
+  return {
+    stop: async () => {
+      stopped = true
+      await loop
+      return latencies
+    },
+  }
 }
 
 function cannon(spec: LoadSpec, durationS: number, latencies?: number[]) {
@@ -90,7 +126,9 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const cpu0 = ownCpuS()
   const server0 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
   const t0 = performance.now()
+  const probe = spec.probe === undefined ? undefined : startProbe(spec.base + spec.probe)
   const result = await cannon(spec, spec.durationS, latencies)
+  const probeLatencies = await probe?.stop()
   const wallS = (performance.now() - t0) / 1000
   const server1 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
   const loadGeneratorCores = (ownCpuS() - cpu0) / wallS
@@ -109,6 +147,9 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
     loadGeneratorCores,
     serverCores: server0 === null || server1 === null ? null : (server1 - server0) / wallS,
     repeats: 1,
+    probeP50Ms: probeLatencies ? percentile(probeLatencies, 50) : null,
+    probeP99Ms: probeLatencies ? percentile(probeLatencies, 99) : null,
+    probes: probeLatencies ? probeLatencies.length : null,
   }
 }
 

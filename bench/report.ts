@@ -164,6 +164,31 @@ function httpCostTable(rows: any[]): string {
 }
 
 /**
+ * The bare route's latency, probed one request at a time while OCR is served
+ * at c=64: in process the model runs on the server's thread, on threads it
+ * runs on a replica's.
+ */
+function probeTable(results: any): string {
+  const lines = [
+    '| OCR served | ORT threads per replica | OCR req/s | bare route p50 ms | p99 ms | probes |',
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+  ]
+  const probed = (r: any) => r && r.probeP50Ms !== null && r.probeP50Ms !== undefined
+  for (const endpoint of ['ocr-batched', 'ocr-unbatched']) {
+    const r = results.node.find((row: any) => row.endpoint === endpoint && row.connections === 64)
+    if (!probed(r)) continue
+    const what = endpoint === 'ocr-batched' ? 'in process, batched' : 'in process, unbatched'
+    lines.push(`| ${what} | ${Math.max(1, results.machine.nproc)} (loadModel's default) | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
+  }
+  for (const r of results.nodeThreads ?? []) {
+    if (!probed(r)) continue
+    const ort = r.ortThreads === '1' ? '1' : `cores / replicas (${Math.max(1, Math.floor(results.machine.nproc / r.replicas))})`
+    lines.push(`| on ${r.replicas} thread replica${r.replicas === 1 ? '' : 's'}, batched | ${ort} | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
+  }
+  return lines.length > 2 ? lines.join('\n') : 'Not measured in this run.'
+}
+
+/**
  * `limits` is bench/limits.md: the hand-written reading of the numbers (what
  * bounds each one, with the profile that shows it), kept apart from the
  * generated tables.
@@ -225,6 +250,7 @@ export function renderReport(results: any, template: string, limits: string): { 
     HTTP_COST: httpCostTable(results.node),
     NODE: loadTable(results.node),
     THREADS: threadLines.join('\n'),
+    PROBE: probeTable(results),
     GENERATION: generationLines.join('\n'),
     WORKERD: loadTable(results.workerd) + (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
     RATIOS: ratioLines.join('\n'),

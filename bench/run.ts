@@ -61,8 +61,14 @@ async function prime(server: Server, endpoint: Endpoint): Promise<void> {
   await first.arrayBuffer()
 }
 
-/** Rows for `endpoints` at `c` connections, interleaved over `repeats` rounds. */
-async function rows(target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1): Promise<Row[]> {
+/**
+ * While OCR is served at c=64, GET the bare route one request at a time:
+ * what a model run costs the requests that share the server's thread.
+ */
+const PROBE = E.hello.path
+
+/** Rows for `endpoints` at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given. */
+async function rows(target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string): Promise<Row[]> {
   for (const endpoint of endpoints) await prime(server, endpoint)
   const specs: LoadSpec[] = endpoints.map((endpoint) => ({
     target,
@@ -74,13 +80,15 @@ async function rows(target: string, server: Server, endpoints: Endpoint[], c: nu
     ...(endpoint.body === undefined ? {} : { body: endpoint.body, contentType: endpoint.contentType! }),
     ...(endpoint.deployment === undefined ? {} : { deployment: endpoint.deployment }),
     serverGroup: server.group,
+    ...(probe === undefined ? {} : { probe }),
   }))
   const measured = await interleavedRows(specs, repeats)
   return measured.map((row, i) => {
     const name = endpoints[i]!.name
     log(
       `${target} ${name} c=${c}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ` +
-        `batch ${row.meanBatchSize?.toFixed(1) ?? '-'}, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}`,
+        `batch ${row.meanBatchSize?.toFixed(1) ?? '-'}, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}` +
+        (row.probeP50Ms === null ? '' : `, ${probe} p50 ${row.probeP50Ms.toFixed(2)} ms p99 ${row.probeP99Ms!.toFixed(2)} ms`),
     )
     return { ...row, endpoint: name }
   })
@@ -132,7 +140,7 @@ const nodeRows = await nodeServer([], {}, async (server) => {
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
   out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
-  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE)))
   out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, RATIO_REPEATS)))
   // The rest of the picture, once each.
@@ -149,7 +157,9 @@ for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
   for (const replicas of [1, 2]) {
     log(`node server, OCR on ${replicas} thread replica(s), ORT threads: ${ortThreads}`)
     const env: Record<string, string> = { BENCH_OCR_REPLICAS: String(replicas), ...(ortThreads === '1' ? { EDGESERVE_NUM_THREADS: '1' } : {}) }
-    const [row] = await nodeServer(['--threads'], env, (server) => rows('node-threads', server, [E.ocrBatched], 64, ortThreads === '1' ? RATIO_REPEATS : 1))
+    const [row] = await nodeServer(['--threads'], env, (server) =>
+      rows('node-threads', server, [E.ocrBatched], 64, ortThreads === '1' ? RATIO_REPEATS : 1, PROBE),
+    )
     threadRows.push({ ...row!, replicas, ortThreads })
   }
 }
