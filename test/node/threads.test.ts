@@ -106,7 +106,6 @@ describe('serve({ threads })', () => {
     }
     const { startedAt, endedAt, threadId: busyThread } = await held
     expect(busyThread).not.toBe(threadId)
-    expect(endedAt - startedAt).toBeGreaterThanOrEqual(1000)
     const answeredWhileHeld = answeredAt.filter((at) => at > startedAt && at < endedAt)
     expect(answeredWhileHeld.length).toBeGreaterThanOrEqual(10)
   })
