@@ -28,6 +28,17 @@ export class ReplicaSet {
 }
 
 /**
+ * A deployment's replicas as seen through one endpoint that routes for them
+ * (a replica thread's view of its server): this side admits every call and
+ * leaves the deployment's limits to the router behind the endpoint.
+ */
+export function relayedReplicaSet(deployment: Deployment, endpoint: ReplicaEndpoint): ReplicaSet {
+  const options = { ...deployment.options, numReplicas: 1, autoscaling: undefined, maxOngoingRequests: Infinity, maxQueuedRequests: Infinity }
+  const relayed: Deployment = Object.create(deployment, { options: { value: options } })
+  return new ReplicaSet(relayed, [endpoint])
+}
+
+/**
  * Turns what a runtime put in `env` under a deployment's binding into its
  * replicas, or undefined if the value is not that runtime's. The Workers
  * adapter registers one for Durable Object namespaces; on Node, `serve()`

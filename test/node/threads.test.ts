@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { threadId } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
+import type { DeploymentHandle } from '../../src/index.js'
 import { app } from './fixtures/thread-app.js'
 import { spawnServer } from '../support/spawn-server.js'
 import { waitFor } from '../support/wait-for.js'
@@ -13,21 +14,47 @@ interface Doubled {
   echo: string
 }
 
+/** The fixture app on a loopback port as `name`, with the deployments `onThreads` names (default: all) on worker threads. */
+const serveThreadApp = (name: string, onThreads?: string[]) =>
+  serve(app, {
+    port: 0,
+    name,
+    handleSignals: false,
+    threads: { module: new URL('./fixtures/thread-app.ts', import.meta.url), ...(onThreads ? { deployments: onThreads } : {}) },
+  })
+
 let server: RunningServer
 
 beforeAll(async () => {
-  server = await serve(app, {
-    port: 0,
-    name: 'threads-test',
-    handleSignals: false,
-    threads: { module: new URL('./fixtures/thread-app.ts', import.meta.url) },
-  })
+  server = await serveThreadApp('threads-test')
 })
 
 afterAll(async () => {
   await server?.close()
 })
 
+
+type Gate = DeploymentHandle<{ open(): void; queued(): number; seenItems(): number[] }>
+const gateHandle = (name: string): Gate => getDeploymentHandle(name, { app: 'threads-test' })
+
+/**
+ * GET `path?x=1`, whose call to `gate` starts a batch that waits for the
+ * gate, then `path?x=2`, whose call queues behind it, and hang up on the
+ * second: resolves once that call has left the gate's queue, with the first
+ * request's response still to come.
+ */
+async function abortCallQueuedBehindGate(gate: Gate, path: string): Promise<{ first: Promise<Response> }> {
+  const first = fetch(`${server.url}${path}?x=1`)
+  await waitFor(async () => (await gate.seenItems.remote()).length === 1, 'the first batch')
+  const controller = new AbortController()
+  const second = fetch(`${server.url}${path}?x=2`, { signal: controller.signal })
+  second.catch(() => undefined)
+  await waitFor(async () => (await gate.queued.remote()) === 1, 'the second call to queue')
+  controller.abort()
+  await expect(second).rejects.toThrow()
+  await waitFor(async () => (await gate.queued.remote()) === 0, 'the aborted call to leave the queue')
+  return { first }
+}
 
 describe('serve({ threads })', () => {
   it('serves from two thread replicas, with correct results', async () => {
@@ -71,19 +98,8 @@ describe('serve({ threads })', () => {
   })
 
   it('carries a client abort into the thread: the aborted call leaves the queue unseen', async () => {
-    const gated = getDeploymentHandle<{ open(): void; queued(): number; seenItems(): number[] }>('Gated', { app: 'threads-test' })
-    // The first request starts a batch that waits for the gate.
-    const first = fetch(`${server.url}/gated?x=1`)
-    await waitFor(async () => (await gated.seenItems.remote()).length === 1, 'the first batch')
-    // The second queues behind it; the client then hangs up.
-    const controller = new AbortController()
-    const second = fetch(`${server.url}/gated?x=2`, { signal: controller.signal })
-    second.catch(() => undefined)
-    await waitFor(async () => (await gated.queued.remote()) === 1, 'the second call to queue')
-    controller.abort()
-    await expect(second).rejects.toThrow()
-    await waitFor(async () => (await gated.queued.remote()) === 0, 'the aborted call to leave the queue')
-
+    const gated = gateHandle('Gated')
+    const { first } = await abortCallQueuedBehindGate(gated, '/gated')
     await gated.open.remote()
     expect(await (await first).text()).toBe('10')
     expect(await gated.seenItems.remote()).toEqual([1])
@@ -108,6 +124,28 @@ describe('serve({ threads })', () => {
     expect(busyThread).not.toBe(threadId)
     const answeredWhileHeld = answeredAt.filter((at) => at > startedAt && at < endedAt)
     expect(answeredWhileHeld.length).toBeGreaterThanOrEqual(10)
+  })
+
+  it('a deployment on a thread calls the deployments bound into it, on threads of their own, whole and streamed', async () => {
+    const answer = (await (await fetch(`${server.url}/compose?x=21`)).json()) as { value: number; doublerThread: number; counted: number[]; threadId: number }
+    expect(answer.value).toBe(42)
+    expect(answer.counted).toEqual([1, 2, 3])
+    expect(answer.threadId).not.toBe(threadId)
+    expect(answer.doublerThread).not.toBe(threadId)
+    expect(answer.doublerThread).not.toBe(answer.threadId)
+  })
+
+  it("a client's abort reaches a call that a thread's deployment made to another: it leaves that queue", async () => {
+    // The client hangs up on the composer (a thread), whose request is
+    // waiting for its call to ComposerGate (another thread), queued behind a
+    // held batch: the abort crosses to the composer's thread, its call is
+    // cancelled there, and the cancellation crosses back through the server
+    // to the gate's thread, where the call leaves the queue unseen.
+    const gate = gateHandle('ComposerGate')
+    const { first } = await abortCallQueuedBehindGate(gate, '/compose/gated')
+    await gate.open.remote()
+    expect(await (await first).json()).toEqual({ value: 10 })
+    expect(await gate.seenItems.remote()).toEqual([1])
   })
 
   it('handle calls cross to the thread and back', async () => {
@@ -157,5 +195,25 @@ describe('serve({ threads })', () => {
     } finally {
       expect(await server.stop()).toBe(0)
     }
+  })
+})
+
+describe('serve({ threads: { deployments } }): a deployment on a thread composed of deployments in process', () => {
+  let mixed: RunningServer
+
+  beforeAll(async () => {
+    mixed = await serveThreadApp('threads-compose-test', ['Composer'])
+  })
+
+  afterAll(async () => {
+    await mixed?.close()
+  })
+
+  it('calls them through the server thread, where they run', async () => {
+    const answer = (await (await fetch(`${mixed.url}/compose?x=4`)).json()) as { value: number; doublerThread: number; counted: number[]; threadId: number }
+    expect(answer.value).toBe(8)
+    expect(answer.counted).toEqual([1, 2, 3])
+    expect(answer.threadId).not.toBe(threadId)
+    expect(answer.doublerThread).toBe(threadId)
   })
 })

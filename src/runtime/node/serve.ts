@@ -210,12 +210,20 @@ function hostDeployments(app: ServableApp, options: ServeOptions): Hosting {
         `(it serves: ${[...deployments.keys()].map((name) => JSON.stringify(name)).join(', ') || 'nothing'})`,
     )
   }
+  // What a replica thread can call through handles: every deployment hosted here, as a handle made here would.
+  const server = {
+    bindings: [...deployments.values()].map((deployment) => deployment.options.binding),
+    call: (binding: string) => {
+      const replicas = env[binding]
+      return replicas instanceof ReplicaSet ? callThrough(() => replicas) : undefined
+    },
+  }
   for (const deployment of deployments.values()) {
     const onThread = threadsOption && (!threadsOption.deployments || threadsOption.deployments.includes(deployment.name))
     const { autoscaling } = deployment.options
     let replicas: readonly (Replica | ThreadReplica)[]
     if (onThread) {
-      const onThreads = threadReplicas(deployment, threadsOption, options.env)
+      const onThreads = threadReplicas(deployment, threadsOption, options.env, server)
       hosting.threads.push(...onThreads)
       hosting.startNow.push(...onThreads.slice(0, autoscaling ? autoscaling.initialReplicas : onThreads.length))
       replicas = onThreads

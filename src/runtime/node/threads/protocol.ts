@@ -6,6 +6,10 @@
  * headers and body bytes. A `text/event-stream` response, and a handle call
  * whose result is a stream (NDJSON, see stream-codec.ts), are relayed chunk
  * by chunk; any other body is buffered in the worker and sent whole.
+ *
+ * The other way, a replica in the thread calls the deployments its server
+ * hosts through handles: `call` messages, answered by `call-*` messages
+ * (see server-calls.ts and thread-calls.ts).
  */
 import type { ReplicaDescription, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
@@ -25,6 +29,12 @@ export interface ThreadWorkerData {
   replicasOnThreads: number
   /** The structured-cloneable part of `serve({ env })`. */
   env: Record<string, unknown>
+  /**
+   * The bindings of every deployment the server hosts: in the thread, a
+   * handle to one of them (a bound deployment, `getHandle()`) calls it
+   * through the server thread (see server-calls.ts).
+   */
+  served: string[]
   /** The worker module the bootstrap imports: worker.ts from source, worker.js from the package. */
   worker: string
   /** Register tsx in the worker: it loads TypeScript and does not inherit tsx (see thread-replica.ts). */
@@ -53,6 +63,11 @@ export type ToWorker =
   | { type: 'admin'; id: number; query: AdminQuery }
   /** Autoscaling removed this idle replica: dispose of its instance and say `stopped`; the thread is ended then. */
   | { type: 'stop' }
+  /** The answer to the thread's handle call `id` (a `call` message): whole, or `call-stream` then chunks and one end. */
+  | { type: 'call-outcome'; id: number; outcome: WholeOutcome }
+  | { type: 'call-stream'; id: number }
+  | { type: 'call-chunk'; id: number; bytes: ArrayBuffer }
+  | { type: 'call-end'; id: number; error?: string }
 
 /** A call's outcome that crosses as one message: not a stream. */
 export type WholeOutcome = Exclude<Outcome, { stream: ReadableStream<Uint8Array> }>
@@ -73,3 +88,11 @@ export type FromWorker =
   | { type: 'health'; id: number; health: ReplicaHealth }
   | { type: 'describe'; id: number; description: ReplicaDescription }
   | { type: 'stopped' }
+  /**
+   * A handle call made in the thread to a deployment the server hosts, by
+   * its binding: the server routes it as it routes its own handle calls.
+   * `id` numbers the thread's calls, apart from the server's requests.
+   */
+  | { type: 'call'; id: number; binding: string; method: string; args: unknown[]; deadline: number | undefined; multiplexedModelId: string | undefined }
+  /** The thread's caller gave up on call `id` (cancelled, or stopped reading its stream). */
+  | { type: 'call-abort'; id: number }

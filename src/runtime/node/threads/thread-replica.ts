@@ -9,6 +9,8 @@ import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../.
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import { startWorker } from './exec-argv.js'
 import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
+import { incomingBody } from './relay.js'
+import { ThreadCalls, type ServedDeployments } from './thread-calls.js'
 import { isTypeScript, tsxMissing } from '../typescript-loader.js'
 
 /**
@@ -76,21 +78,33 @@ function workerNeedsTsx(module: string): boolean {
   return FROM_SOURCE || isTypeScript(module)
 }
 
+/** What a replica thread can call on its server: the deployments it hosts, by binding. */
+export interface ServerDeployments {
+  bindings: string[]
+  call: ServedDeployments
+}
+
 /** One ThreadReplica per replica of `deployment`; each starts its worker on `start()` or on first use. */
-export function threadReplicas(deployment: Deployment, threads: ThreadsOption, env?: Record<string, unknown>): ThreadReplica[] {
+export function threadReplicas(
+  deployment: Deployment,
+  threads: ThreadsOption,
+  env: Record<string, unknown> | undefined,
+  server: ServerDeployments,
+): ThreadReplica[] {
   const module = moduleUrl(threads.module)
   const base = {
     module,
     worker: WORKER,
     deployment: deployment.name,
     env: cloneableEnv(env),
+    served: server.bindings,
     registerTsx: workerNeedsTsx(module),
     tsxMissing: tsxMissing(module),
     nodeMayStripTypes: !FROM_SOURCE,
   }
   return Array.from(
     { length: deployment.options.numReplicas },
-    (_, i) => new ThreadReplica({ ...base, replica: i, replicasOnThreads: deployment.options.numReplicas, edgeserveReplicaThread: true }),
+    (_, i) => new ThreadReplica({ ...base, replica: i, replicasOnThreads: deployment.options.numReplicas, edgeserveReplicaThread: true }, server.call),
   )
 }
 
@@ -133,8 +147,13 @@ export class ThreadReplica implements ReplicaEndpoint {
   readonly #exchanges = new Map<number, Exchange>()
   #nextId = 1
   #closed = false
+  /** The handle calls the current thread makes to the server's deployments. */
+  #calls: ThreadCalls | undefined
 
-  constructor(private readonly data: ThreadWorkerData) {}
+  constructor(
+    private readonly data: ThreadWorkerData,
+    private readonly served: ServedDeployments,
+  ) {}
 
   get name(): string {
     return `${this.data.deployment}/${this.data.replica}`
@@ -146,9 +165,12 @@ export class ThreadReplica implements ReplicaEndpoint {
     return (this.#ready ??= new Promise<void>((resolve, reject) => {
       const worker = startWorker(fileURLToPath(BOOTSTRAP), { workerData: this.data, name: this.name, execArgv: WORKER_EXEC_ARGV })
       this.#worker = worker
+      // Bound to this thread: a call's answer must never reach the thread that replaces it.
+      const calls = (this.#calls = new ThreadCalls(this.served, (message, transfer = []) => worker.postMessage(message, transfer)))
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'stopped') return // stop() listens for it
-        if (message.type === 'ready') resolve()
+        if (message.type === 'call' || message.type === 'call-abort') calls.receive(message)
+        else if (message.type === 'ready') resolve()
         else if (message.type === 'failed') {
           reject(new Error(`replica ${this.name} could not start in its thread: ${message.message}`))
           void worker.terminate()
@@ -311,19 +333,15 @@ export class ThreadReplica implements ReplicaEndpoint {
     finish(exchange)
   }
 
-  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' | 'stopped' }>): void {
+  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' | 'stopped' | 'call' | 'call-abort' }>): void {
     const exchange = this.#exchanges.get(message.id)
     if (!exchange) return
     switch (message.type) {
       case 'head':
       case 'stream': {
         // A streamed body follows as chunks; the exchange lasts until its end.
-        const body = new ReadableStream<Uint8Array>({
-          start: (controller) => {
-            exchange.body = controller
-          },
-          cancel: () => this.#settle(message.id, () => this.#post({ type: 'abort', id: message.id })),
-        })
+        const { body, controller } = incomingBody(() => this.#settle(message.id, () => this.#post({ type: 'abort', id: message.id })))
+        exchange.body = controller
         exchange.resolve(message, body)
         return
       }
@@ -346,6 +364,8 @@ export class ThreadReplica implements ReplicaEndpoint {
     if (this.#worker === worker) {
       this.#worker = undefined
       this.#ready = undefined
+      this.#calls?.abandon()
+      this.#calls = undefined
     }
     const error = new ReplicaUnavailableError(`replica ${this.name} stopped while serving this request (its thread ended)`, { cause })
     for (const [id, exchange] of [...this.#exchanges]) {

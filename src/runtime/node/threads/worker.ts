@@ -8,11 +8,12 @@ import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
 import { errorResponse } from '../../../deployment/responses.js'
-import { encodeStream, isAsyncIterable } from '../../../deployment/stream-codec.js'
-import { EdgeServeError, RequestCancelledError, errorJson } from '../../../errors.js'
+import { RequestCancelledError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
 import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
+import { relayBody, sendOutcome } from './relay.js'
+import { ServerCalls, serverBindings } from './server-calls.js'
 
 const data = workerData as ThreadWorkerData
 
@@ -21,6 +22,8 @@ const data = workerData as ThreadWorkerData
 setDefaultNumThreads(Math.max(1, Math.floor(availableParallelism() / data.replicasOnThreads)))
 const port = parentPort!
 const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
+/** This thread's handle calls to the deployments its server hosts. */
+const serverCalls = new ServerCalls(post)
 
 /** Deployment `name` among exported values: a deployment itself, or one an app routes to. */
 function findIn(values: Iterable<unknown>, name: string): Deployment | undefined {
@@ -73,13 +76,15 @@ interface Live {
 const live = new Map<number, Live>()
 
 port.on('message', (message: ToWorker) => {
+  if (serverCalls.receive(message)) return
   if (replica) handle(replica, message)
   else backlog.push(message)
 })
 
 locate().then(
   ({ deployment, env }) => {
-    replica = new Replica(deployment, data.replica, env)
+    // As in process, the server's deployments are in the env under their bindings: calls to them go to the server.
+    replica = new Replica(deployment, data.replica, { ...env, ...serverBindings(data.served, serverCalls) })
     post({ type: 'ready' })
     for (const message of backlog.splice(0)) handle(replica, message)
   },
@@ -144,20 +149,13 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
 }
 
 /** Send a body chunk by chunk (transferring each buffer), then `end`; an abort cancels the reader. */
-async function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promise<void> {
-  const reader = body.getReader()
-  entry.reader = reader
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      const bytes = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value.buffer : value.slice().buffer
-      post({ type: 'chunk', id, bytes: bytes as ArrayBuffer }, [bytes as ArrayBuffer])
-    }
-    post({ type: 'end', id })
-  } catch (error) {
-    post({ type: 'end', id, error: error instanceof Error ? error.message : String(error) })
-  }
+function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promise<void> {
+  return relayBody(
+    body,
+    (bytes) => post({ type: 'chunk', id, bytes }, [bytes]),
+    (error) => post(error === undefined ? { type: 'end', id } : { type: 'end', id, error }),
+    (reader) => (entry.reader = reader),
+  )
 }
 
 async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 'invoke' }>): Promise<void> {
@@ -170,23 +168,17 @@ async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 
       deadline: message.deadline,
       multiplexedModelId: message.multiplexedModelId,
     })
-    if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) {
-      // An iterator cannot cross to another thread; its NDJSON bytes can.
-      post({ type: 'stream', id })
-      await relay(id, entry, encodeStream(outcome.value))
-      return
-    }
-    if ('stream' in outcome) {
-      post({ type: 'stream', id })
-      await relay(id, entry, outcome.stream)
-      return
-    }
-    try {
-      post({ type: 'outcome', id, outcome })
-    } catch {
-      const unsendable = new EdgeServeError(500, `the result of ${message.method}() cannot be sent from its replica thread (it is not structured-cloneable)`)
-      post({ type: 'outcome', id, outcome: { ok: false, error: errorJson(unsendable) } })
-    }
+    await sendOutcome(
+      outcome,
+      {
+        whole: (whole) => post({ type: 'outcome', id, outcome: whole }),
+        stream: () => post({ type: 'stream', id }),
+        chunk: (bytes) => post({ type: 'chunk', id, bytes }, [bytes]),
+        end: (error) => post(error === undefined ? { type: 'end', id } : { type: 'end', id, error }),
+      },
+      `the result of ${message.method}() cannot be sent from its replica thread (it is not structured-cloneable)`,
+      (reader) => (entry.reader = reader),
+    )
   } finally {
     live.delete(id)
   }
