@@ -3,6 +3,7 @@
  * overriding the port, and a line saying what to do when the port is taken.
  */
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
@@ -19,11 +20,26 @@ const npmStart = (port: string) =>
   )
 
 describe('npm start', () => {
-  it('serves the demo app on the port PORT names', { timeout: 60_000 }, async () => {
+  it('serves the demo app on the port PORT names, its models on threads: the adder answers while a page is read', { timeout: 60_000 }, async () => {
     const server = await spawnServer(['start'], { command: 'npm', env: { PORT: '0' }, group: true })
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
       expect(await (await fetch(`${server.url}/adder?number=41`)).text()).toBe('42')
+      // The OCR pipeline holds the threads it runs on for most of a second a
+      // page; on the server's thread the adder would wait behind it.
+      const page = readFileSync(`${ROOT}/test/fixtures/ocr-pages/letter.png`)
+      const read = () => fetch(`${server.url}/ocr`, { method: 'POST', body: page, headers: { 'content-type': 'image/png' } })
+      expect((await read()).status).toBe(200) // the models are loaded
+      let done = false
+      const reading = read().finally(() => (done = true))
+      let answered = 0
+      while (!done) {
+        expect(await (await fetch(`${server.url}/adder?number=41`)).text()).toBe('42')
+        if (!done) answered++
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+      expect(((await (await reading).json()) as { text: string }).text).toContain('Quarterly')
+      expect(answered).toBeGreaterThanOrEqual(5)
     } finally {
       await server.stop()
     }
