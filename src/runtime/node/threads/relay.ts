@@ -77,3 +77,14 @@ export async function sendOutcome(
     to.whole({ ok: false, error: errorJson(new EdgeServeError(500, unsendable)) })
   }
 }
+
+/**
+ * The outcome of a call that failed on its way to the other thread:
+ * arguments that cannot be cloned are the caller's to fix (400, saying
+ * `where` they could not go); anything else is reported as it is.
+ */
+export function callFailure(error: unknown, method: string, where: string): Outcome {
+  if ((error as { name?: string }).name !== 'DataCloneError') return { ok: false, error: errorJson(error) }
+  const message = `the arguments of ${method}() cannot be sent ${where} (they are not structured-cloneable)`
+  return { ok: false, error: { type: 'HTTPError', message, status: 400 } }
+}

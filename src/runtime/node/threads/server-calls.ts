@@ -13,10 +13,10 @@ import type { Deployment } from '../../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import { relayedReplicaSet, registerBindingAdapter, type ReplicaSet } from '../../../deployment/replica-set.js'
-import { EdgeServeError, errorJson } from '../../../errors.js'
+import { EdgeServeError } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import type { FromWorker, ToWorker } from './protocol.js'
-import { incomingBody } from './relay.js'
+import { incomingBody, callFailure } from './relay.js'
 
 interface PendingCall {
   resolve(outcome: Outcome): void
@@ -46,9 +46,7 @@ export class ServerCalls {
         this.post({ type: 'call', id, binding, method, args, deadline, multiplexedModelId })
       } catch (error) {
         this.#pending.delete(id)
-        const unsendable = (error as { name?: string }).name === 'DataCloneError'
-        const message = `the arguments of ${method}() cannot be sent from a replica thread to its server (they are not structured-cloneable)`
-        return done({ ok: false, error: unsendable ? { type: 'HTTPError', message, status: 400 } : errorJson(error) })
+        return done(callFailure(error, method, 'from a replica thread to its server'))
       }
       if (signal?.aborted) abort()
       else signal?.addEventListener('abort', abort, { once: true })

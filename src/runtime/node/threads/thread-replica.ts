@@ -5,11 +5,11 @@ import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } 
 import type { Outcome } from '../../../deployment/outcome.js'
 import { errorResponse } from '../../../deployment/responses.js'
 import { BODY_TOO_LARGE, readDirectBody } from '../../../http/body.js'
-import { RequestTimeoutError, ReplicaUnavailableError, errorJson } from '../../../errors.js'
+import { RequestTimeoutError, ReplicaUnavailableError } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import { startWorker } from './exec-argv.js'
 import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
-import { incomingBody } from './relay.js'
+import { incomingBody, callFailure } from './relay.js'
 import { ThreadCalls, type ServedDeployments } from './thread-calls.js'
 import { isTypeScript, tsxMissing } from '../typescript-loader.js'
 
@@ -209,11 +209,7 @@ export class ThreadReplica implements ReplicaEndpoint {
       if (answer.type === 'outcome') return answer.outcome
       throw new Error(`replica ${this.name} answered a call with a ${answer.type} message`)
     } catch (error) {
-      if ((error as { name?: string }).name === 'DataCloneError') {
-        const message = `the arguments of ${method}() cannot be sent to a replica thread (they are not structured-cloneable)`
-        return { ok: false, error: { type: 'HTTPError', message, status: 400 } }
-      }
-      return { ok: false, error: errorJson(error) }
+      return callFailure(error, method, 'to a replica thread')
     }
   }
 
