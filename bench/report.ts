@@ -163,6 +163,11 @@ function httpCostTable(rows: any[]): string {
   return lines.join('\n')
 }
 
+/** A thread row's ORT threads per replica: one, or the shipped default, the cores divided by the replicas. */
+function ortThreadsPerReplica(row: { ortThreads: string; replicas: number }, nproc: number): string {
+  return row.ortThreads === '1' ? '1' : `cores / replicas (${Math.max(1, Math.floor(nproc / row.replicas))})`
+}
+
 /**
  * The bare route's latency, probed one request at a time while OCR is served
  * at c=64: in process the model runs on the server's thread, on threads it
@@ -182,8 +187,7 @@ function probeTable(results: any): string {
   }
   for (const r of results.nodeThreads ?? []) {
     if (!probed(r)) continue
-    const ort = r.ortThreads === '1' ? '1' : `cores / replicas (${Math.max(1, Math.floor(results.machine.nproc / r.replicas))})`
-    lines.push(`| on ${r.replicas} thread replica${r.replicas === 1 ? '' : 's'}, batched | ${ort} | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
+    lines.push(`| on ${r.replicas} thread replica${r.replicas === 1 ? '' : 's'}, batched | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
   }
   return lines.length > 2 ? lines.join('\n') : 'Not measured in this run.'
 }
@@ -220,7 +224,7 @@ export function renderReport(results: any, template: string, limits: string): { 
   ]
   for (const r of results.nodeThreads) {
     threadLines.push(
-      `| ${r.replicas} | ${r.ortThreads === '1' ? '1' : `cores / replicas (${Math.max(1, Math.floor(results.machine.nproc / r.replicas))})`} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} |`,
+      `| ${r.replicas} | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} |`,
     )
   }
 
