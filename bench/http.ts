@@ -90,6 +90,8 @@ function startProbe(url: string): { stop: () => Promise<number[]> } {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, PROBE_INTERVAL_MS - ms)))
     }
   })()
+  // A failed probe fails the row, at stop(): not before, as an unhandled rejection that ends the run mid-row.
+  loop.catch(() => undefined)
   return {
     stop: async () => {
       stopped = true
