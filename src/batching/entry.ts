@@ -45,10 +45,6 @@ export interface PartialsChannel<R> {
   reject(error: unknown): void
 }
 
-const unbound = (): void => {
-  throw new Error('a batched call was settled before its promise existed')
-}
-
 /**
  * One admitted call. It settles itself: a runner calls `resolve()` (a
  * promise call), `push()` and `end()` (a streaming call) or `fail()`, and
@@ -70,9 +66,15 @@ export class Entry<T, R> {
   signal: CancelSignal | undefined = undefined
   /** performance.now() at admission; only set while the queue is observed. */
   enqueuedAt = 0
-  /** A promise call's resolve and reject (see `promise()`). */
-  private resolveCall: (value: R) => void = unbound
-  private rejectCall: (error: unknown) => void = unbound
+  /**
+   * A promise call's resolve and reject (see `promise()`). Undefined until
+   * then, not a placeholder function: a field that starts out holding one
+   * function and is then given another makes V8 check and generalize it on
+   * every entry: about 30 machine instructions of some 1,200 a call in the
+   * engine bench (callgrind).
+   */
+  private resolveCall: ((value: R) => void) | undefined = undefined
+  private rejectCall: ((error: unknown) => void) | undefined = undefined
   /** A streaming call's iterator (see `streamTo()`). */
   private channel: PartialsChannel<R> | undefined = undefined
 
@@ -93,7 +95,7 @@ export class Entry<T, R> {
 
   /** A promise call's result. */
   resolve(value: R): void {
-    if (this.close()) this.resolveCall(value)
+    if (this.close()) this.resolveCall!(value)
   }
 
   /**
@@ -108,7 +110,7 @@ export class Entry<T, R> {
     const batch = this.batch!
     batch.live--
     batch.queue.unwatch(this)
-    this.resolveCall(value)
+    this.resolveCall!(value)
   }
 
   /** One more partial of a streaming call; its stream stays open. */
@@ -157,7 +159,7 @@ export class Entry<T, R> {
 
   private rejectCaller(error: unknown): void {
     if (this.channel) this.channel.reject(error)
-    else this.rejectCall(error)
+    else this.rejectCall!(error)
   }
 }
 
