@@ -112,8 +112,13 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   private readonly buckets = new Map<string | undefined, Bucket<T, R>>()
   /** The bucket of calls without a key, kept while idle: no Map lookup per call. */
   private readonly unkeyed = new Bucket<T, R>(undefined, undefined, undefined)
-  /** No batchKey and no batchSizeFn: a call without a model id goes to `unkeyed` with size 1. */
-  private readonly unkeyedOnly: boolean
+  /**
+   * How many calls may be queued before a call takes the full admission
+   * path: `maxQueuedRequests` (capped to a small integer, so the check is one
+   * integer compare) when the queue has no batchKey and no batchSizeFn and a
+   * plain call goes to `unkeyed` with size 1; else 0, so every call does.
+   */
+  private readonly fastAdmissionLimit: number
   private queued = 0
   /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
   private batchesBegun = 0
@@ -155,7 +160,8 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     private readonly runner: BatchRunner<T, R>,
   ) {
     this.buckets.set(undefined, this.unkeyed)
-    this.unkeyedOnly = options.batchKey === undefined && options.batchSizeFn === undefined
+    const unkeyedOnly = options.batchKey === undefined && options.batchSizeFn === undefined
+    this.fastAdmissionLimit = unkeyedOnly ? Math.min(options.maxQueuedRequests, 2 ** 30) : 0
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
@@ -164,7 +170,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     // The common call has nothing to check but the queue's length: no
     // options, no request around it, no key or size to compute. It takes a
     // path small enough for V8 to inline into the call itself.
-    if (callOptions === undefined && ambient === undefined && this.unkeyedOnly && this.queued < this.options.maxQueuedRequests) {
+    if (callOptions === undefined && ambient === undefined && this.queued < this.fastAdmissionLimit) {
       this.queueIn(entry, this.unkeyed)
     } else {
       this.admit(entry, callOptions, ambient)
