@@ -70,8 +70,8 @@ export class Entry<T, R> {
    * A promise call's resolve and reject (see `promise()`). Undefined until
    * then, not a placeholder function: a field that starts out holding one
    * function and is then given another makes V8 check and generalize it on
-   * every entry: about 30 machine instructions of some 1,200 a call in the
-   * engine bench (callgrind).
+   * every entry: some 20 to 30 machine instructions of about 1,200 a call
+   * in the engine bench (bench/engine-instructions.ts).
    */
   private resolveCall: ((value: R) => void) | undefined = undefined
   private rejectCall: ((error: unknown) => void) | undefined = undefined

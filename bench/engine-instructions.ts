@@ -1,0 +1,106 @@
+/**
+ * Machine instructions per call in the engine bench's closed loop, counted
+ * with callgrind: a figure that does not move with the machine's noise, for
+ * finding where the engine's nanoseconds go (bench/limits.md). Not part of
+ * `npm run bench`; it needs valgrind (`apt-get install valgrind`) and takes
+ * about two minutes.
+ *
+ *   npx tsx bench/engine-instructions.ts [--size 64]
+ *
+ * Each engine runs in a fresh `node --single-threaded` (no concurrent JIT
+ * or GC threads to count) twice under callgrind: six warm-up runs, then
+ * none or eight timed ones. The difference over eight runs' calls is what a
+ * call costs once the code is optimized. Under callgrind the code runs some
+ * fifty times slower, so the loop-turn budget (1 ms of batches before the
+ * event loop turns) would end every few batches: it is lifted for the count,
+ * and its clock reads are still counted.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+import { argValue, ROOT } from './lib.js'
+
+const SIZE = Number(argValue('--size') ?? 64)
+const CALLERS = 256
+const PER_CALLER = 1000
+const TIMED_RUNS = 8
+
+const driver = `
+import DataLoader from 'dataloader'
+import { batch } from './src/index.ts'
+import { minimalBatcher } from './bench/minimal-batcher.ts'
+const handler = async (xs) => xs
+const engines = {
+  'edgeserve batch()': () => batch(handler, { maxBatchSize: ${SIZE} }),
+  DataLoader: () => {
+    const loader = new DataLoader(async (keys) => keys, { maxBatchSize: ${SIZE}, cache: false })
+    return (i) => loader.load(i)
+  },
+  'minimal batcher (reference)': () => minimalBatcher(handler, ${SIZE}),
+}
+async function closedLoop(call) {
+  async function caller(c) {
+    for (let i = 0; i < ${PER_CALLER}; i++) if ((await call(c + i)) !== c + i) throw new Error('wrong result')
+  }
+  await Promise.all(Array.from({ length: ${CALLERS} }, (_, c) => caller(c)))
+}
+const make = engines[process.env.ENGINE]
+for (let run = 0; run < 6 + Number(process.env.TIMED_RUNS); run++) await closedLoop(make())
+`
+
+/** The engine as shipped, with the loop-turn budget lifted (see above). */
+const endlessTurnBudget = {
+  name: 'endless-turn-budget',
+  setup(b: import('esbuild').PluginBuild) {
+    b.onLoad({ filter: /batching[\\/]loop-turn\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8')
+      const lifted = source.replace(/export const TURN_BUDGET_MS = 1\b/, 'export const TURN_BUDGET_MS = 1e9')
+      if (lifted === source) throw new Error('TURN_BUDGET_MS not found in loop-turn.ts')
+      return { contents: lifted, loader: 'ts' }
+    })
+  },
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'engine-instructions-'))
+const bundle = join(dir, 'driver.mjs')
+await build({
+  stdin: { contents: driver, resolveDir: ROOT, sourcefile: 'engine-instructions-driver.mjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  conditions: ['edgeserve-source'],
+  outfile: bundle,
+  plugins: [endlessTurnBudget],
+  logLevel: 'error',
+})
+
+/** Instructions callgrind counted for one process. */
+function count(engine: string, timedRuns: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'valgrind',
+      ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.out')}.%p`, process.execPath, '--single-threaded', bundle],
+      { env: { ...process.env, ENGINE: engine, TIMED_RUNS: String(timedRuns) }, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
+    let err = ''
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
+    child.once('error', (error) => reject(new Error(`cannot run valgrind (apt-get install valgrind): ${error.message}`)))
+    child.once('exit', (code) => {
+      const collected = /Collected : ([\d,]+)/.exec(err)
+      if (code !== 0 || !collected) return reject(new Error(`callgrind of ${engine} exited with ${code}:\n${err.slice(-2000)}`))
+      resolve(Number(collected[1]!.replaceAll(',', '')))
+    })
+  })
+}
+
+const rows = []
+for (const engine of ['edgeserve batch()', 'DataLoader', 'minimal batcher (reference)']) {
+  const [warmUpOnly, withTimed] = await Promise.all([count(engine, 0), count(engine, TIMED_RUNS)])
+  const perCall = (withTimed - warmUpOnly) / (TIMED_RUNS * CALLERS * PER_CALLER)
+  rows.push({ engine, maxBatchSize: SIZE, instructionsPerCall: Math.round(perCall) })
+  console.error(`${engine}: ${Math.round(perCall)} instructions a call`)
+}
+rmSync(dir, { recursive: true, force: true })
+console.log(JSON.stringify(rows))
