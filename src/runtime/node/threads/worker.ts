@@ -12,7 +12,7 @@ import { RequestCancelledError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
 import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
-import { relayBody, sendOutcome } from './relay.js'
+import { relayBody, sendOutcome, type OutcomeSink } from './relay.js'
 import { ServerCalls, serverBindings } from './server-calls.js'
 
 const data = workerData as ThreadWorkerData
@@ -148,14 +148,18 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
   }
 }
 
-/** Send a body chunk by chunk (transferring each buffer), then `end`; an abort cancels the reader. */
+/** Where request `id`'s streamed body goes: each chunk (its buffer transferred), then `end`. */
+function streamOf(id: number): Pick<OutcomeSink, 'chunk' | 'end'> {
+  return {
+    chunk: (bytes) => post({ type: 'chunk', id, bytes }, [bytes]),
+    end: (error) => post(error === undefined ? { type: 'end', id } : { type: 'end', id, error }),
+  }
+}
+
+/** Send a body chunk by chunk, then `end`; an abort cancels the reader. */
 function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promise<void> {
-  return relayBody(
-    body,
-    (bytes) => post({ type: 'chunk', id, bytes }, [bytes]),
-    (error) => post(error === undefined ? { type: 'end', id } : { type: 'end', id, error }),
-    (reader) => (entry.reader = reader),
-  )
+  const { chunk, end } = streamOf(id)
+  return relayBody(body, chunk, end, (reader) => (entry.reader = reader))
 }
 
 async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 'invoke' }>): Promise<void> {
@@ -173,8 +177,7 @@ async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 
       {
         whole: (whole) => post({ type: 'outcome', id, outcome: whole }),
         stream: () => post({ type: 'stream', id }),
-        chunk: (bytes) => post({ type: 'chunk', id, bytes }, [bytes]),
-        end: (error) => post(error === undefined ? { type: 'end', id } : { type: 'end', id, error }),
+        ...streamOf(id),
       },
       `the result of ${message.method}() cannot be sent from its replica thread (it is not structured-cloneable)`,
       (reader) => (entry.reader = reader),
