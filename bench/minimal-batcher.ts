@@ -32,19 +32,22 @@ export function minimalBatcher<T, R>(handler: (items: T[]) => Promise<R[]>, maxB
   let scheduled = false
   const resolved = Promise.resolve()
 
+  /** The running batch is done: the next may start. */
+  const next = (): void => {
+    running = false
+    if (waiting.length > 0) schedule()
+  }
   const finish = (batch: Batch<T, R>, results: R[]): void => {
     const { calls } = batch
     for (let i = 0; i < calls.length; i++) {
       calls[i]!.settled = true
       calls[i]!.resolve(results[i]!)
     }
-    running = false
-    if (waiting.length > 0) schedule()
+    next()
   }
   const fail = (batch: Batch<T, R>, error: unknown): void => {
     for (const call of batch.calls) call.reject(error)
-    running = false
-    if (waiting.length > 0) schedule()
+    next()
   }
   const start = (): void => {
     scheduled = false
