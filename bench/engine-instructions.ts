@@ -3,7 +3,7 @@
  * with callgrind: a figure that does not move with the machine's noise, for
  * finding where the engine's nanoseconds go (bench/limits.md). Not part of
  * `npm run bench`; it needs valgrind (`apt-get install valgrind`) and takes
- * about two minutes.
+ * about a minute and a half on two cores.
  *
  *   npx tsx bench/engine-instructions.ts [--size 64]
  *
@@ -96,11 +96,15 @@ function count(engine: string, timedRuns: number): Promise<number> {
 }
 
 const rows = []
-for (const engine of ['edgeserve batch()', 'DataLoader', 'minimal batcher (reference)']) {
-  const [warmUpOnly, withTimed] = await Promise.all([count(engine, 0), count(engine, TIMED_RUNS)])
-  const perCall = (withTimed - warmUpOnly) / (TIMED_RUNS * CALLERS * PER_CALLER)
-  rows.push({ engine, maxBatchSize: SIZE, instructionsPerCall: Math.round(perCall) })
-  console.error(`${engine}: ${Math.round(perCall)} instructions a call`)
+try {
+  for (const engine of ['edgeserve batch()', 'DataLoader', 'minimal batcher (reference)']) {
+    const [warmUpOnly, withTimed] = await Promise.all([count(engine, 0), count(engine, TIMED_RUNS)])
+    const perCall = (withTimed - warmUpOnly) / (TIMED_RUNS * CALLERS * PER_CALLER)
+    rows.push({ engine, maxBatchSize: SIZE, instructionsPerCall: Math.round(perCall) })
+    console.error(`${engine}: ${Math.round(perCall)} instructions a call`)
+  }
+} finally {
+  // The bundle and callgrind's profiles, some megabytes each: gone whether or not a count failed.
+  rmSync(dir, { recursive: true, force: true })
 }
-rmSync(dir, { recursive: true, force: true })
 console.log(JSON.stringify(rows))
