@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { getEventListeners } from 'node:events'
 import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider, type BatchOptions } from '../../../src/index.js'
 import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
@@ -339,5 +340,53 @@ describe('ambient request context', () => {
     } finally {
       setContextProvider(() => undefined)
     }
+  })
+})
+
+describe('a settled call stops watching its signal and deadline', () => {
+  /** Timers alive in the process now: a deadline left watched keeps one. */
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
+
+  it('whether its batch also holds calls that nothing watches', async () => {
+    const f = batch(async (xs: number[]) => xs.map((x) => (x === 3 ? new Error('bad 3') : x * 10)), { maxBatchSize: 8 })
+    const before = timers()
+    const controller = new AbortController()
+    const results = Promise.allSettled([
+      f(1),
+      f(2, { signal: controller.signal, deadline: Date.now() + 60_000 }),
+      f(3),
+      f(4, { deadline: Date.now() + 60_000 }),
+      f(5),
+    ])
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+    expect(timers()).toBe(before + 1)
+    expect((await results).map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
+      10,
+      20,
+      'bad 3',
+      40,
+      50,
+    ])
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    expect(timers()).toBe(before)
+    expect(f.stats()).toMatchObject({ queueLength: 0, batchesInFlight: 0 })
+  })
+
+  it('and a later batch of calls that nothing watches runs, freeing its slot as it answers', async () => {
+    const f = batch(async (xs: number[]) => xs, { maxBatchSize: 4 })
+    const controller = new AbortController()
+    await expect(f(1, { signal: controller.signal })).resolves.toBe(1)
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    // The batch's slot is free by the time its callers have their answers,
+    // not when the runner unwinds after them.
+    const answered = [f(2), f(3), f(4)].map((call) => call.then((value) => [value, f.stats().batchesInFlight]))
+    await expect(Promise.all(answered)).resolves.toEqual([
+      [2, 0],
+      [3, 0],
+      [4, 0],
+    ])
+    controller.abort()
+    expect(f.stats()).toMatchObject({ queueLength: 0, batchesInFlight: 0, batchesRun: 2 })
+    await expect(f(5)).resolves.toBe(5)
   })
 })

@@ -12,7 +12,11 @@ describe('every accepted call settles exactly once', () => {
     { maxBatchSize: 5, onBatchError: 'isolate', batchKey: (x) => String(x % 3) },
     { maxBatchSize: 6, batchSizeFn: (x) => 1 + (x % 3), maxQueuedRequests: 40 },
     { maxBatchSize: 4, strideS: 0.001, allowSmallBatch: true },
+    // Half the calls plain (no signal, no deadline), so batches mix calls
+    // that can leave with calls that cannot.
+    { maxBatchSize: 4, onBatchError: 'isolate' },
   ]
+  const withPlainCalls = configs.length - 1
   configs.forEach((options, index) => {
     it(`under random aborts, deadlines, errors and throws (config ${index})`, async () => {
       const rand = mulberry32(1234 + index)
@@ -31,14 +35,15 @@ describe('every accepted call settles exactly once', () => {
       for (let i = 1; i <= 400; i++) {
         const controller = new AbortController()
         const deadline = rand() < 0.2 ? Date.now() + rand() * 20 : undefined
-        const p = f(i, { signal: controller.signal, deadline }).then(
+        const watched = index !== withPlainCalls || rand() < 0.5
+        const p = f(i, watched ? { signal: controller.signal, deadline } : undefined).then(
           (value) => {
             expect(value).toBe(i * 2) // never another caller's answer
           },
           () => undefined,
         )
         calls.push(p.finally(() => settlements.set(i, (settlements.get(i) ?? 0) + 1)))
-        if (rand() < 0.15) {
+        if (watched && rand() < 0.15) {
           const delay = rand() * 5
           setTimeout(() => {
             if (!seenByHandler.has(i)) abortedWhileQueued.add(i)
