@@ -17,15 +17,16 @@ export class DeadlineTimer<E> {
     if (deadline < this.timerAt) this.arm(deadline)
   }
 
-  forget(entry: E): void {
+  forget(entry: E): boolean {
     // Most calls have no deadline: skip the lookup while none is watched.
-    if (this.watched.size === 0 || !this.watched.delete(entry)) return
+    if (this.watched.size === 0 || !this.watched.delete(entry)) return false
     // Nothing left to watch: no timer should keep the process awake.
     if (this.watched.size === 0 && this.timer !== undefined) {
       clearTimeout(this.timer)
       this.timer = undefined
       this.timerAt = Infinity
     }
+    return true
   }
 
   private arm(at: number): void {

@@ -24,6 +24,8 @@ export interface BatchPlace {
 /** The queue an entry belongs to, as its batch sees it. */
 export interface EntryQueue<T, R> {
   readonly options: ResolvedBatchOptions<T>
+  /** Calls watched for an abort or a deadline that have not settled. */
+  readonly watchedCalls: number
   /**
    * Undo what ties a settling entry to the queue: its place in a waiting
    * batch or its share of a running one (the last one gives the batch's slot
@@ -101,7 +103,7 @@ export class Entry<T, R> {
   /**
    * A promise call's result, one of a batch's results handed out in a loop.
    * As `resolve()`, except that it leaves the batch's slot to the loop, which
-   * gives it back once, after its last result (`Batch.releaseIfDone()`): per
+   * gives it back once, after its last result (`Batch.handOut()`): per
    * call, the loop does no more than settle the call.
    */
   deliver(value: R): void {
@@ -110,6 +112,16 @@ export class Entry<T, R> {
     const batch = this.batch!
     batch.live--
     batch.queue.unwatch(this)
+    this.resolveCall!(value)
+  }
+
+  /**
+   * As `deliver()`, for a call with nothing to undo: none of its batch's
+   * callers has gone and nothing watches them for an abort or a deadline,
+   * so the loop settles the batch's live count once, after its last result.
+   */
+  deliverUnwatched(value: R): void {
+    this.settled = true
     this.resolveCall!(value)
   }
 
@@ -221,8 +233,34 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
     this.live++
   }
 
-  /** After results were delivered: if no caller waits any more, the batch's slot is free now. */
-  releaseIfDone(): void {
+  /**
+   * Hand a handler's results out, in order: caller i gets result i, or fails
+   * with it if it is an Error. Then the batch's slot is free.
+   *
+   * In the common batch, every caller still waits and none is watched for an
+   * abort or a deadline (no signal, no deadline, no request around the call).
+   * Then no caller can leave while the results are handed out, and a result
+   * needs no settled check, no live count and no watch undone: about 25
+   * machine instructions a call fewer in the engine bench
+   * (bench/engine-instructions.ts).
+   */
+  handOut(entries: readonly Entry<T, R>[], results: ReadonlyArray<R | Error>): void {
+    if (entries === this.entries && this.live === entries.length && this.queue.watchedCalls === 0) {
+      for (let i = 0; i < entries.length; i++) {
+        const result = results[i]!
+        if (result instanceof Error) entries[i]!.fail(result)
+        else entries[i]!.deliverUnwatched(result)
+      }
+      this.live = 0
+    } else {
+      for (let i = 0; i < entries.length; i++) {
+        const result = results[i]!
+        if (result instanceof Error) entries[i]!.fail(result)
+        else entries[i]!.deliver(result)
+      }
+    }
+    // Once no caller waits, the batch's slot is free. After a re-run of part
+    // of the batch (onBatchError: 'isolate'), the rest may still wait.
     if (this.live === 0) this.queue.release(this)
   }
 

@@ -120,6 +120,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    */
   private readonly fastAdmissionLimit: number
   private queued = 0
+  /**
+   * Admitted calls with an abort signal or a deadline that have not settled.
+   * While there are none, a batch's results are handed out with nothing to
+   * undo per call (`Batch.handOut()`), and settling a call skips `unwatch()`.
+   */
+  watchedCalls = 0
   /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
   private batchesBegun = 0
   private inFlight = 0
@@ -215,6 +221,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       signal.addEventListener('abort', entry, ONCE)
     }
     if (deadline !== undefined) this.deadlines.watch(entry, deadline)
+    if (signal !== undefined || deadline !== undefined) this.watchedCalls++
     this.queueIn(entry, bucket)
   }
 
@@ -233,7 +240,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     tail.add(entry)
     bucket.units += entry.size
     this.queued++
-    this.schedule(bucket)
+    this.scheduleArrival(bucket)
   }
 
   private sizeOf(item: T, batchSizeFn: (item: T) => number): number {
@@ -287,8 +294,13 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** Stop listening for a settled call's abort and watching its deadline. */
   unwatch(entry: Entry<T, R>): void {
-    if (entry.signal !== undefined) entry.signal.removeEventListener('abort', entry)
-    this.deadlines.forget(entry)
+    if (this.watchedCalls === 0) return
+    let watched = this.deadlines.forget(entry)
+    if (entry.signal !== undefined) {
+      entry.signal.removeEventListener('abort', entry)
+      watched = true
+    }
+    if (watched) this.watchedCalls--
   }
 
   /** The call leaves a batch that has not started: the handler never sees it. */
@@ -335,22 +347,40 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   // --- scheduling -----------------------------------------------------------
 
-  /** `changed`: the one bucket an arrival added to, when that is all that changed. */
-  private schedule(changed?: Bucket<T, R>): void {
+  /**
+   * A call joined `bucket`: only that bucket can have become full. Kept apart
+   * from `schedule()` and its walk over every bucket because it runs on every
+   * call: V8 charges a function's inlining budget with what an inlined callee
+   * has inlined itself, and with that walk in it the queue's admission grew
+   * too large to inline into the call (bench/limits.md).
+   */
+  private scheduleArrival(bucket: Bucket<T, R>): void {
     // No slot free: nothing can start now, and the batch that frees one
     // schedules again (so a wait starts when a slot frees, not before).
     // `=== true` for the reason given in queueIn().
     if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled === true) return
-    if (this.options.strideS > 0) {
-      this.strideTimer ??= setInterval(this.strideTask, this.options.strideS * 1000)
-      return
-    }
+    if (this.options.strideS > 0) return this.startStriding()
+    this.startSoon(bucket.units >= this.batchLimit())
+  }
+
+  /** A batch ended or a setting changed: any bucket may hold a full batch. */
+  private schedule(): void {
+    if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled === true) return
+    if (this.options.strideS > 0) return this.startStriding()
+    this.startSoon(this.hasFullBatch())
+  }
+
+  /** Under strideS, batches start only on the stride's ticks. */
+  private startStriding(): void {
+    this.strideTimer ??= setInterval(this.strideTask, this.options.strideS * 1000)
+  }
+
+  private startSoon(hasFullBatch: boolean): void {
     // A full batch has nothing to wait for: start it on a microtask, unless
     // batches have held the thread long enough since the event loop last
     // turned (see loop-turn.ts). A partial one waits for the end of this round
     // of I/O, so that requests that arrived together share it (see macrotask.ts).
-    const full = (changed ? changed.units >= this.batchLimit() : this.hasFullBatch()) && mayStartBeforeLoopTurns()
-    if (full) {
+    if (hasFullBatch && mayStartBeforeLoopTurns()) {
       this.fullPumpScheduled = true
       // A promise job rather than queueMicrotask(), which on Node builds an
       // async resource per call: this runs once per batch.

@@ -61,12 +61,7 @@ async function runEntries<T, R>(
       ),
     )
   }
-  for (let i = 0; i < entries.length; i++) {
-    const result = results[i]!
-    if (result instanceof Error) entries[i]!.fail(result)
-    else entries[i]!.deliver(result)
-  }
-  batch.releaseIfDone()
+  batch.handOut(entries, results)
 }
 
 function itemsOf<T, R>(entries: readonly Entry<T, R>[]): T[] {
