@@ -245,20 +245,14 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
    * (bench/engine-instructions.ts).
    */
   handOut(entries: readonly Entry<T, R>[], results: ReadonlyArray<R | Error>): void {
-    if (entries === this.entries && this.live === entries.length && this.queue.watchedCalls === 0) {
-      for (let i = 0; i < entries.length; i++) {
-        const result = results[i]!
-        if (result instanceof Error) entries[i]!.fail(result)
-        else entries[i]!.deliverUnwatched(result)
-      }
-      this.live = 0
-    } else {
-      for (let i = 0; i < entries.length; i++) {
-        const result = results[i]!
-        if (result instanceof Error) entries[i]!.fail(result)
-        else entries[i]!.deliver(result)
-      }
+    const unwatched = entries === this.entries && this.live === entries.length && this.queue.watchedCalls === 0
+    for (let i = 0; i < entries.length; i++) {
+      const result = results[i]!
+      if (result instanceof Error) entries[i]!.fail(result)
+      else if (unwatched) entries[i]!.deliverUnwatched(result)
+      else entries[i]!.deliver(result)
     }
+    if (unwatched) this.live = 0
     // Once no caller waits, the batch's slot is free. After a re-run of part
     // of the batch (onBatchError: 'isolate'), the rest may still wait.
     if (this.live === 0) this.queue.release(this)
