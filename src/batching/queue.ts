@@ -355,19 +355,26 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * too large to inline into the call (bench/limits.md).
    */
   private scheduleArrival(bucket: Bucket<T, R>): void {
-    // No slot free: nothing can start now, and the batch that frees one
-    // schedules again (so a wait starts when a slot frees, not before).
-    // `=== true` for the reason given in queueIn().
-    if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled === true) return
+    if (this.noSlotOrStartScheduled()) return
     if (this.options.strideS > 0) return this.startStriding()
     this.startSoon(bucket.units >= this.batchLimit())
   }
 
   /** A batch ended or a setting changed: any bucket may hold a full batch. */
   private schedule(): void {
-    if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled === true) return
+    if (this.noSlotOrStartScheduled()) return
     if (this.options.strideS > 0) return this.startStriding()
     this.startSoon(this.hasFullBatch())
+  }
+
+  /**
+   * Nothing can start now: every concurrency slot is taken, or a batch
+   * start is already scheduled. The batch that frees a slot schedules again,
+   * so a wait starts when a slot frees, not before.
+   */
+  private noSlotOrStartScheduled(): boolean {
+    // `=== true` for the reason given in queueIn().
+    return this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled === true
   }
 
   /** Under strideS, batches start only on the stride's ticks. */
