@@ -25,35 +25,19 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { selfCostByFunction } from './callgrind-functions.js'
+import { CALLERS, PER_CALLER } from './engine-workload.js'
 import { argValue, ROOT } from './lib.js'
 
 const SIZE = Number(argValue('--size') ?? 64)
 const BY_FUNCTION = process.argv.includes('--by-function')
-const CALLERS = 256
-const PER_CALLER = 1000
 const TIMED_RUNS = 8
 
+// The engine bench's own workload (./engine-workload.ts): the engine named
+// by ENGINE, its warm-up runs, then TIMED_RUNS more.
 const driver = `
-import DataLoader from 'dataloader'
-import { batch } from './src/index.ts'
-import { minimalBatcher } from './bench/minimal-batcher.ts'
-const handler = async (xs) => xs
-const engines = {
-  'edgeserve batch()': () => batch(handler, { maxBatchSize: ${SIZE} }),
-  DataLoader: () => {
-    const loader = new DataLoader(async (keys) => keys, { maxBatchSize: ${SIZE}, cache: false })
-    return (i) => loader.load(i)
-  },
-  'minimal batcher (reference)': () => minimalBatcher(handler, ${SIZE}),
-}
-async function closedLoop(call) {
-  async function caller(c) {
-    for (let i = 0; i < ${PER_CALLER}; i++) if ((await call(c + i)) !== c + i) throw new Error('wrong result')
-  }
-  await Promise.all(Array.from({ length: ${CALLERS} }, (_, c) => caller(c)))
-}
-const make = engines[process.env.ENGINE]
-for (let run = 0; run < 6 + Number(process.env.TIMED_RUNS); run++) await closedLoop(make())
+import { closedLoop, enginesAt } from './bench/engine-workload.ts'
+const engine = enginesAt(${SIZE}).find((e) => e.name === process.env.ENGINE)
+for (let run = 0; run < 6 + Number(process.env.TIMED_RUNS); run++) await closedLoop(engine.make())
 `
 
 /** The engine as shipped, with the loop-turn budget lifted (see above). */
