@@ -119,6 +119,14 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * plain call goes to `unkeyed` with size 1; else 0, so every call does.
    */
   private readonly fastAdmissionLimit: number
+  /**
+   * The options a call's path reads, kept on the queue: a field of its own is
+   * one load, where `this.options.x` is two and a check of the options'
+   * shape. `maxBatchSize` follows setMaxBatchSize(); the others never change.
+   */
+  private maxBatchSize: number
+  private readonly maxConcurrentBatches: number
+  private readonly striding: boolean
   private queued = 0
   /**
    * Admitted calls with an abort signal or a deadline that have not settled.
@@ -168,6 +176,9 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     this.buckets.set(undefined, this.unkeyed)
     const unkeyedOnly = options.batchKey === undefined && options.batchSizeFn === undefined
     this.fastAdmissionLimit = unkeyedOnly ? Math.min(options.maxQueuedRequests, 2 ** 30) : 0
+    this.maxBatchSize = options.maxBatchSize
+    this.maxConcurrentBatches = options.maxConcurrentBatches
+    this.striding = options.strideS > 0
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
@@ -232,7 +243,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     // a BigInt...), a dozen machine instructions on every call.
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     let tail = bucket.tail
-    if (tail === undefined || tail.units + entry.size > this.options.maxBatchSize) {
+    if (tail === undefined || tail.units + entry.size > this.maxBatchSize) {
       tail = new Batch<T, R>(this, bucket, this.batchesBegun++)
       tail.waiting = true
       bucket.push(tail)
@@ -336,7 +347,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   }
 
   setMaxBatchSize(value: unknown): void {
-    this.options.maxBatchSize = getValidPositiveInteger('maxBatchSize', value)
+    this.options.maxBatchSize = this.maxBatchSize = getValidPositiveInteger('maxBatchSize', value)
     this.schedule()
   }
 
@@ -356,14 +367,14 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    */
   private scheduleArrival(bucket: Bucket<T, R>): void {
     if (this.noSlotOrStartScheduled()) return
-    if (this.options.strideS > 0) return this.startStriding()
+    if (this.striding) return this.startStriding()
     this.startSoon(bucket.units >= this.batchLimit())
   }
 
   /** A batch ended or a setting changed: any bucket may hold a full batch. */
   private schedule(): void {
     if (this.noSlotOrStartScheduled()) return
-    if (this.options.strideS > 0) return this.startStriding()
+    if (this.striding) return this.startStriding()
     this.startSoon(this.hasFullBatch())
   }
 
@@ -374,7 +385,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    */
   private noSlotOrStartScheduled(): boolean {
     // `=== true` for the reason given in queueIn().
-    return this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled === true
+    return this.inFlight >= this.maxConcurrentBatches || this.fullPumpScheduled === true
   }
 
   /** Under strideS, batches start only on the stride's ticks. */
@@ -401,7 +412,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** The most units the next batch may hold: the forming batch's own, else the current setting. */
   private batchLimit(): number {
-    return this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+    return this.forming ? this.forming.maxBatchSize : this.maxBatchSize
   }
 
   private hasFullBatch(): boolean {
