@@ -125,18 +125,25 @@ async function measureHere(threadsArg: string): Promise<ThreadLimit> {
     return data
   }
   for (const t0 = performance.now(); performance.now() - t0 < 300; ) prepare(1) // warm the JavaScript up too
-  const [prepareRate] = await itemsPerSecond([async () => prepare(1)], 1, windowMs / 2, repeats)
+  // Decode + preprocess alone: windows at the start and one more at each batch
+  // size below, so that the median spans the whole run rather than a second
+  // of it. This machine's speed dips for a second or two at a time
+  // (bench/limits.md), and a burst of windows can fall inside one dip.
+  const prepareOne = async () => prepare(1)
+  const prepareRates: number[] = []
+  for (let r = 0; r < repeats; r++) prepareRates.push(await windowRate(prepareOne, 1, windowMs / 2))
 
   const rows: LimitRow[] = []
   const pipeline: LimitRow[] = []
   for (const n of BATCH_SIZES) {
+    prepareRates.push(await windowRate(prepareOne, 1, windowMs / 2))
     const feeds = { [input]: tensor(prepare(n), n) }
     const [runOnly, whole] = await itemsPerSecond([() => model.run(feeds), () => model.run({ [input]: tensor(prepare(n), n) })], n, windowMs, repeats)
     rows.push({ batch: n, itemsPerS: runOnly!, msPerRun: (n * 1000) / runOnly! })
     pipeline.push({ batch: n, itemsPerS: whole!, msPerRun: (n * 1000) / whole! })
   }
   await model.release()
-  return { threads: threadsArg, effectiveNumThreads: model.numThreads, rows, pipeline, decodePreprocessMsPerItem: 1000 / prepareRate! }
+  return { threads: threadsArg, effectiveNumThreads: model.numThreads, rows, pipeline, decodePreprocessMsPerItem: 1000 / median(prepareRates) }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -249,7 +249,7 @@ export function renderReport(results: any, template: string, limits: string): { 
   const fill: Record<string, string> = {
     MACHINE: machine,
     ENGINE: engineLines.join('\n'),
-    MODEL_LIMIT: limitLines.join('\n') + `\n\nDecode + preprocess of the bench's image alone: ${decodeMs} ms per item (per process above).`,
+    MODEL_LIMIT: limitLines.join('\n') + `\n\nDecode + preprocess of the bench's image alone: ${decodeMs} ms per item (per process above; the median of windows spread over each process's run).`,
     REQUEST_PATH: requestPathTable(results.requestPath.microsecondsPerRequest),
     HTTP_COST: httpCostTable(results.node),
     NODE: loadTable(results.node),
