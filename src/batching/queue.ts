@@ -122,7 +122,10 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   /**
    * The options a call's path reads, kept on the queue: a field of its own is
    * one load, where `this.options.x` is two and a check of the options'
-   * shape. `maxBatchSize` follows setMaxBatchSize(); the others never change.
+   * shape. The queue reads these three from its fields only, never from
+   * `options`. `maxBatchSize` follows setMaxBatchSize(), which also updates
+   * `options` for readers outside the queue (continuous batching); the
+   * others never change.
    */
   private maxBatchSize: number
   private readonly maxConcurrentBatches: number
@@ -259,7 +262,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     if (typeof size !== 'number' || !Number.isFinite(size) || size <= 0) {
       throw new TypeError(`batchSizeFn must return a finite number greater than 0, returned ${formatReceived(size)}`)
     }
-    if (size > this.options.maxBatchSize) throw this.tooLarge(size, this.options.maxBatchSize)
+    if (size > this.maxBatchSize) throw this.tooLarge(size, this.maxBatchSize)
     return size
   }
 
@@ -423,8 +426,8 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   }
 
   private pump(): void {
-    const { maxConcurrentBatches, allowSmallBatch, strideS } = this.options
-    while (this.inFlight < maxConcurrentBatches && this.queued > 0) {
+    const { allowSmallBatch } = this.options
+    while (this.inFlight < this.maxConcurrentBatches && this.queued > 0) {
       const limit = this.batchLimit()
       const bucket = this.nextBucket(limit)
       if (bucket.units < limit && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
@@ -433,14 +436,14 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
         const now = Date.now()
         const forming = (this.forming ??= {
           since: now,
-          maxBatchSize: this.options.maxBatchSize,
+          maxBatchSize: this.maxBatchSize,
           waitMs: this.options.batchWaitTimeoutS * 1000,
         })
         if (!allowSmallBatch) break
         const due = forming.since + forming.waitMs
         if (now < due) {
           // Under strideS the next tick looks again; otherwise one timer.
-          if (strideS === 0 && this.waitTimer === undefined) this.waitTimer = setTimeout(this.waitTask, due - now)
+          if (!this.striding && this.waitTimer === undefined) this.waitTimer = setTimeout(this.waitTask, due - now)
           break
         }
       }
@@ -550,7 +553,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * (admitted before it was lowered) fails here rather than wait forever.
    */
   private move(from: Batch<T, R>, into: Batch<T, R>, maxUnits: number): number {
-    const { maxBatchSize } = this.options
+    const { maxBatchSize } = this
     const { entries } = from
     let units = 0
     let moved = 0
