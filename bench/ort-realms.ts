@@ -53,11 +53,20 @@ class Realm {
     })
   }
 
-  /** One session.run of `n` items in this realm; the input's buffer moves there. */
+  /** One session.run of `n` items in this realm; the input's buffer moves there. A realm that dies rejects, not hangs. */
   run(n: number): Promise<void> {
     const data = new Float32Array(n * ITEM).fill(0.5)
-    return new Promise((resolve) => {
-      this.worker.once('message', () => resolve())
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.worker.off('error', failed)
+        resolve()
+      }
+      const failed = (error: Error) => {
+        this.worker.off('message', done)
+        reject(error)
+      }
+      this.worker.once('message', done)
+      this.worker.once('error', failed)
       this.worker.postMessage({ data, n }, [data.buffer])
     })
   }
