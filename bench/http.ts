@@ -2,7 +2,7 @@
  * One HTTP load row: autocannon in this process (the server is another
  * process), with exact latencies taken from autocannon's per-response event
  * (its own histogram rounds to whole milliseconds), and the mean batch size
- * from the server's /-/metrics.json delta.
+ * and how fast its batches ran from the server's /-/metrics.json delta.
  */
 import autocannon from 'autocannon'
 import { groupCpuS, ownCpuS } from './cpu.js'
@@ -18,6 +18,12 @@ export interface LoadRow {
   errors: number
   non2xx: number
   meanBatchSize: number | null
+  /**
+   * Items per second of batch execution (items over the batched method's
+   * time): for a model, how fast it ran inside the served process, to set
+   * beside its in-process limit. Null without a deployment to read.
+   */
+  batchItemsPerS: number | null
   /** Cores the load generator (autocannon, this process) used during the row: 1.0 is one whole core. */
   loadGeneratorCores: number
   /** Cores the server's process group used during the row (null where /proc is missing). */
@@ -35,21 +41,29 @@ interface Family {
   samples: { labels: Record<string, string>; sum?: number; count?: number }[]
 }
 
-/** sum and count of edgeserve_batch_size for a deployment (all replicas, all methods). */
-async function batchSizeTotals(base: string, deployment: string | undefined): Promise<{ sum: number; count: number } | null> {
+interface BatchTotals {
+  /** Items in the deployment's batches so far. */
+  items: number
+  batches: number
+  /** Seconds its batched methods ran. */
+  executionS: number
+}
+
+/** A deployment's batch totals (all replicas, all methods) from edgeserve_batch_size and edgeserve_batch_execution_seconds. */
+async function batchTotals(base: string, deployment: string | undefined): Promise<BatchTotals | null> {
   if (!deployment) return null
   const response = await fetch(`${base}/-/metrics.json`)
   if (!response.ok) return null
   const { metrics } = (await response.json()) as { metrics: Family[] }
-  const family = metrics.find((m) => m.name === 'edgeserve_batch_size')
-  let sum = 0
-  let count = 0
-  for (const sample of family?.samples ?? []) {
-    if (sample.labels.deployment !== deployment) continue
-    sum += sample.sum ?? 0
-    count += sample.count ?? 0
+  const samples = (name: string) =>
+    (metrics.find((m) => m.name === name)?.samples ?? []).filter((sample) => sample.labels.deployment === deployment)
+  const totals = { items: 0, batches: 0, executionS: 0 }
+  for (const sample of samples('edgeserve_batch_size')) {
+    totals.items += sample.sum ?? 0
+    totals.batches += sample.count ?? 0
   }
-  return { sum, count }
+  for (const sample of samples('edgeserve_batch_execution_seconds')) totals.executionS += sample.sum ?? 0
+  return totals
 }
 
 export interface LoadSpec {
@@ -123,7 +137,7 @@ function cannon(spec: LoadSpec, durationS: number, latencies?: number[]) {
 
 /** One measured run of a row (after its warm-up). */
 export async function measure(spec: LoadSpec): Promise<LoadRow> {
-  const before = await batchSizeTotals(spec.base, spec.deployment)
+  const before = await batchTotals(spec.base, spec.deployment)
   const latencies: number[] = []
   const cpu0 = ownCpuS()
   const server0 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
@@ -134,8 +148,9 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const wallS = (performance.now() - t0) / 1000
   const server1 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
   const loadGeneratorCores = (ownCpuS() - cpu0) / wallS
-  const after = await batchSizeTotals(spec.base, spec.deployment)
-  const batches = before && after ? after.count - before.count : 0
+  const after = await batchTotals(spec.base, spec.deployment)
+  const batches = before && after ? after.batches - before.batches : 0
+  const executionS = before && after ? after.executionS - before.executionS : 0
   return {
     target: spec.target,
     path: spec.path,
@@ -145,7 +160,8 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
     p99Ms: percentile(latencies, 99),
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    meanBatchSize: before && after && batches > 0 ? (after.sum - before.sum) / batches : null,
+    meanBatchSize: before && after && batches > 0 ? (after.items - before.items) / batches : null,
+    batchItemsPerS: before && after && executionS > 0 ? (after.items - before.items) / executionS : null,
     loadGeneratorCores,
     serverCores: server0 === null || server1 === null ? null : (server1 - server0) / wallS,
     repeats: 1,

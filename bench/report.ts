@@ -7,12 +7,12 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 function loadTable(rows: any[]): string {
   if (rows.length === 0) return '_not measured (see the error below)_'
   const lines = [
-    '| endpoint | c | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores | runs | errors + non-2xx |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| endpoint | c | req/s | p50 ms | p99 ms | mean batch | batch items/s | server cores | load-generator cores | runs | errors + non-2xx |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const r of rows) {
     lines.push(
-      `| ${r.endpoint} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ` +
+      `| ${r.endpoint} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.batchItemsPerS)} | ` +
         `${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} | ${r.repeats ?? 1} | ${r.errors + r.non2xx} |`,
     )
   }
@@ -173,6 +173,24 @@ function ortThreadsPerReplica(row: { ortThreads: string; replicas: number }, npr
  * at c=64: in process the model runs on the server's thread, on threads it
  * runs on a replica's.
  */
+/**
+ * The served OCR's distance from its limit, in two parts: how fast the model
+ * ran inside the server, and how much of the time a batch was running.
+ */
+function ocrServedText(b: any): string {
+  if (!b || b.batchItemsPerS === null || b.batchItemsPerS === undefined) return ''
+  return (
+    `**Where served OCR stands against its limit.** At c=64 the batched OCR row served ${f(b.requestsPerS)} req/s. ` +
+    `Its batches ran at ${f(b.batchItemsPerS)} items/s (items over the batched method's own time, from \`/-/metrics.json\`): ` +
+    `${f(b.modelSpeedVsRunLimit, 2)} of the best \`session.run\` measured in process at ${b.runLimit.threads} ORT thread(s) ` +
+    `(${f(b.runLimit.itemsPerS)} items/s at batch ${b.runLimit.batch}). ` +
+    `A batch was running ${f(b.modelBusy * 100)}% of the row's time; the rest went to HTTP, decoding and preprocessing, ` +
+    'which share the server\'s thread with the model in process. The first figure is the model\'s own speed, and it moves ' +
+    'with ORT\'s fast and slow stretches in either process, the server\'s or the limit\'s ("ORT\'s two threads take turns" ' +
+    'under What limits each number); the second is what serving costs the model.'
+  )
+}
+
 function probeTable(results: any): string {
   const lines = [
     '| OCR served | ORT threads per replica | OCR req/s | bare route p50 ms | p99 ms | probes |',
@@ -258,6 +276,7 @@ export function renderReport(results: any, template: string, limits: string): { 
     GENERATION: generationLines.join('\n'),
     WORKERD: loadTable(results.workerd) + (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
     RATIOS: ratioLines.join('\n'),
+    OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
     AFTER_DEPLOYMENT: times(r.deployment_route_vs_hono_c64),
     AFTER_BATCHED: times(r.batched_deployment_route_vs_hono_c64),
     AFTER_OCR: times(r.ocr_batched_vs_unbatched_c64),

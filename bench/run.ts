@@ -87,7 +87,9 @@ async function rows(target: string, server: Server, endpoints: Endpoint[], c: nu
     const name = endpoints[i]!.name
     log(
       `${target} ${name} c=${c}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ` +
-        `batch ${row.meanBatchSize?.toFixed(1) ?? '-'}, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}` +
+        `batch ${row.meanBatchSize?.toFixed(1) ?? '-'}` +
+        (row.batchItemsPerS === null ? '' : ` (batches ran ${row.batchItemsPerS.toFixed(0)} items/s)`) +
+        `, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}` +
         (row.probeP50Ms === null ? '' : `, ${probe} p50 ${row.probeP50Ms.toFixed(2)} ms p99 ${row.probeP99Ms!.toFixed(2)} ms`),
     )
     return { ...row, endpoint: name }
@@ -251,6 +253,22 @@ const ratioNotes = {
   workerd_vs_node_c64: 'batched OCR req/s at c=64, workerd (wrangler dev) over Node',
 }
 
+// What puts served OCR short of its limit: the model itself running slower inside the server (its
+// batches' items per second of execution, from /-/metrics.json, over its best in-process
+// session.run at the same thread count), or the server leaving it idle between batches.
+const servedOcr = find(nodeRows, E.ocrBatched, 64)
+const servedThreads = Math.max(...modelLimit.runLimits.map((l) => l.threads)) // loadModel's default: every core
+const runLimit = modelLimit.runLimits.find((l) => l.threads === servedThreads)!
+const ocrServedBreakdown = {
+  requestsPerS: servedOcr.requestsPerS,
+  batchItemsPerS: servedOcr.batchItemsPerS,
+  runLimit,
+  /** The model's speed in the server over its best in-process `session.run`. */
+  modelSpeedVsRunLimit: servedOcr.batchItemsPerS === null ? null : servedOcr.batchItemsPerS / runLimit.itemsPerS,
+  /** Served requests over what the batches' speed allows: the share of the time a batch was running. */
+  modelBusy: servedOcr.batchItemsPerS === null ? null : servedOcr.requestsPerS / servedOcr.batchItemsPerS,
+}
+
 const results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
@@ -268,6 +286,7 @@ const results = {
   autoscaling,
   ratios,
   ratioNotes,
+  ocrServedBreakdown,
   elapsedS: (Date.now() - started) / 1000,
 }
 mkdirSync(`${ROOT}/bench/results`, { recursive: true })
