@@ -187,8 +187,16 @@ function ocrServedText(b: any): string {
     `A batch was running ${f(b.modelBusy * 100)}% of the row's time; the rest went to HTTP, decoding and preprocessing, ` +
     'which share the server\'s thread with the model in process. The first figure is the model\'s own speed, and it moves ' +
     'with ORT\'s fast and slow stretches in either process, the server\'s or the limit\'s ("ORT\'s two threads take turns" ' +
-    'under What limits each number); the second is what serving costs the model.'
+    'under What limits each number); the second is what serving costs the model.' +
+    modelSpeedReading(b.modelSpeedVsRunLimit)
   )
+}
+
+/** What this run's model-speed figure says about its ratio, where it is far from 1. */
+function modelSpeedReading(speed: number): string {
+  if (speed > 1.05) return ' In this run the model ran faster in the server than in the limit\'s process, so the limit was taken in a slow stretch and the ratio reads high.'
+  if (speed < 0.8) return ' In this run the model ran markedly slower in the server than in the limit\'s process, and that, not the framework, is most of the distance.'
+  return ''
 }
 
 function probeTable(results: any): string {
