@@ -169,11 +169,6 @@ function ortThreadsPerReplica(row: { ortThreads: string; replicas: number }, npr
 }
 
 /**
- * The bare route's latency, probed one request at a time while OCR is served
- * at c=64: in process the model runs on the server's thread, on threads it
- * runs on a replica's.
- */
-/**
  * The served OCR's distance from its limit, in two parts: how fast the model
  * ran inside the server, and how much of the time a batch was running.
  */
@@ -199,6 +194,11 @@ function modelSpeedReading(speed: number): string {
   return ''
 }
 
+/**
+ * The bare route's latency, probed one request at a time while OCR is served
+ * at c=64: in process the model runs on the server's thread, on threads it
+ * runs on a replica's.
+ */
 function probeTable(results: any): string {
   const lines = [
     '| OCR served | ORT threads per replica | OCR req/s | bare route p50 ms | p99 ms | probes |',
