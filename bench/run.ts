@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
 import { ROOT, TSX, quick, runJsonChild, startChild } from './lib.js'
+import { ENDPOINTS as E, prime, type Endpoint } from './endpoints.js'
 import { interleavedRows, type LoadRow, type LoadSpec } from './http.js'
 import { measureModelLimit } from './model-limit.js'
 import { renderReport } from './report.js'
@@ -22,28 +23,6 @@ const warmupS = quick ? 0.5 : 3
 const RATIO_REPEATS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
 
-const png = readFileSync(`${ROOT}/test/fixtures/ocr/hello-world.png`)
-const mlpBody = JSON.stringify({ features: [8.3, 41, 6.9, 1.0, 322, 2.5, 37.88, -122.23] })
-
-interface Endpoint {
-  name: string
-  path: string
-  body?: Buffer | string
-  contentType?: string
-  deployment?: string
-}
-const E = {
-  hello: { name: 'hono-hello', path: '/hello' },
-  noop: { name: 'noop-deployment', path: '/noop', deployment: 'NoOp' },
-  noopBatched: { name: 'noop-batched-deployment', path: '/noop-batched', deployment: 'BatchedNoOp' },
-  ocrUnbatched: { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },
-  ocrBatched: { name: 'ocr-batched', path: '/ocr', body: png, contentType: 'image/png', deployment: 'TextDirectionClassifier' },
-  honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
-  mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
-  mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
-  mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },
-} satisfies Record<string, Endpoint>
-
 type Row = LoadRow & { endpoint: string }
 
 interface Server {
@@ -51,15 +30,6 @@ interface Server {
   group: number
 }
 
-/** One request first, so that model loading is not measured; fails loudly on a bad answer. */
-async function prime(server: Server, endpoint: Endpoint): Promise<void> {
-  const first = await fetch(server.base + endpoint.path, {
-    method: endpoint.body === undefined ? 'GET' : 'POST',
-    ...(endpoint.body === undefined ? {} : { body: new Uint8Array(Buffer.from(endpoint.body)), headers: { 'content-type': endpoint.contentType! } }),
-  })
-  if (!first.ok) throw new Error(`${server.base}${endpoint.path}: ${first.status} ${await first.text()}`)
-  await first.arrayBuffer()
-}
 
 /**
  * While OCR is served at c=64, GET the bare route one request at a time:
@@ -69,7 +39,7 @@ const PROBE = E.hello.path
 
 /** Rows for `endpoints` at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given. */
 async function rows(target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string): Promise<Row[]> {
-  for (const endpoint of endpoints) await prime(server, endpoint)
+  for (const endpoint of endpoints) await prime(server.base, endpoint)
   const specs: LoadSpec[] = endpoints.map((endpoint) => ({
     target,
     base: server.base,

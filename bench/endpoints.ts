@@ -1,0 +1,41 @@
+/**
+ * The endpoints the bench loads, all served by one app (bench/apps/app.ts
+ * on Node, bench/worker.ts under wrangler dev): what each row POSTs or GETs,
+ * and which deployment's batch metrics belong to it.
+ */
+import { readFileSync } from 'node:fs'
+import { ROOT } from './lib.js'
+
+export interface Endpoint {
+  name: string
+  path: string
+  body?: Buffer | string
+  contentType?: string
+  /** The deployment whose batches the row reads from /-/metrics.json. */
+  deployment?: string
+}
+
+const png = readFileSync(`${ROOT}/test/fixtures/ocr/hello-world.png`)
+const mlpBody = JSON.stringify({ features: [8.3, 41, 6.9, 1.0, 322, 2.5, 37.88, -122.23] })
+
+export const ENDPOINTS = {
+  hello: { name: 'hono-hello', path: '/hello' },
+  noop: { name: 'noop-deployment', path: '/noop', deployment: 'NoOp' },
+  noopBatched: { name: 'noop-batched-deployment', path: '/noop-batched', deployment: 'BatchedNoOp' },
+  ocrUnbatched: { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },
+  ocrBatched: { name: 'ocr-batched', path: '/ocr', body: png, contentType: 'image/png', deployment: 'TextDirectionClassifier' },
+  honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
+  mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
+  mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
+  mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },
+} satisfies Record<string, Endpoint>
+
+/** One request first, so that model loading is not measured; fails loudly on a bad answer. */
+export async function prime(base: string, endpoint: Endpoint): Promise<void> {
+  const first = await fetch(base + endpoint.path, {
+    method: endpoint.body === undefined ? 'GET' : 'POST',
+    ...(endpoint.body === undefined ? {} : { body: new Uint8Array(Buffer.from(endpoint.body)), headers: { 'content-type': endpoint.contentType! } }),
+  })
+  if (!first.ok) throw new Error(`${base}${endpoint.path}: ${first.status} ${await first.text()}`)
+  await first.arrayBuffer()
+}
