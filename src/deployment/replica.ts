@@ -9,7 +9,7 @@ import { constructReplica, isDeployment, type Deployment, type ReplicaContext } 
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
-import { errorResponse, toResponse } from './responses.js'
+import { answerOf, errorResponse, plainResponse, type PlainAnswer } from './responses.js'
 import { disposeInstance } from './dispose.js'
 import { modelCachesOf, type ModelCache } from './multiplexed.js'
 
@@ -101,20 +101,30 @@ export class Replica implements ReplicaEndpoint {
   }
 
   async fetch(request: Request, call: ReplicaCall = {}): Promise<Response> {
+    const answer = await this.answer(request, call)
+    return 'response' in answer ? answer.response : plainResponse(answer.plain)
+  }
+
+  /**
+   * As `fetch()`, but a plain value the user's `fetch()` returned comes back
+   * as the parts of its answer: a replica thread sends those to the server
+   * thread as they are, where a Response would be built only to be read.
+   */
+  async answer(request: Request, call: ReplicaCall = {}): Promise<{ response: Response } | { plain: PlainAnswer }> {
     const started = performance.now()
-    let response: Response
+    let answer: { response: Response } | { plain: PlainAnswer }
     let modelId: string | undefined
     try {
       const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
       modelId = this.#pinModel(call)
       const work = this.#runFetch(request, call, deadline)
-      response = toResponse(await (deadline === undefined ? work : withDeadline(work, deadline)))
+      answer = answerOf(await (deadline === undefined ? work : withDeadline(work, deadline)))
     } catch (error) {
-      response = errorResponse(error)
+      answer = { response: errorResponse(error) }
     }
     if (modelId !== undefined) this.#unpinModel(modelId)
-    this.#http.record(response.status, (performance.now() - started) / 1000)
-    return response
+    this.#http.record('response' in answer ? answer.response.status : answer.plain.status, (performance.now() - started) / 1000)
+    return answer
   }
 
   #runFetch(request: Request, call: ReplicaCall, deadline: number | undefined): Promise<unknown> {
@@ -141,8 +151,9 @@ export class Replica implements ReplicaEndpoint {
     const batched = batch(
       async (requests: Request[]) => {
         const responses = await fetch.call(instance, requests)
-        if (!Array.isArray(responses)) return responses as Response[] // the queue reports the broken contract
-        return responses.map((r: unknown) => (r instanceof Error ? r : toResponse(r)))
+        // An Error fails its own request; any other answer becomes that request's
+        // Response in answer(), or on a thread its answer's parts, never built twice.
+        return responses as unknown[] // not an array: the queue reports the broken contract
       },
       { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch },
     )

@@ -15,18 +15,49 @@ export function errorResponse(error: unknown): Response {
 }
 
 /**
+ * What a deployment's `fetch()` answered with a plain value, as the parts of
+ * the HTTP answer: a replica on a worker thread sends these parts to the
+ * server thread as they are, without building a Response to read back.
+ */
+export interface PlainAnswer {
+  status: 200 | 204
+  /** Undefined for no body. */
+  contentType: string | undefined
+  body: string | Uint8Array | ArrayBuffer | null
+}
+
+/**
+ * What a deployment's `fetch()` returned, as Ray Serve treats `__call__`'s
+ * result: a Response as is, a stream as an octet-stream Response, and any
+ * other value as the parts of its answer (see `toResponse()`).
+ */
+export function answerOf(value: unknown): { response: Response } | { plain: PlainAnswer } {
+  if (isResponse(value)) return { response: value }
+  if (value instanceof ReadableStream) return { response: new Response(value, { headers: { 'content-type': 'application/octet-stream' } }) }
+  return { plain: plainAnswer(value) }
+}
+
+function plainAnswer(value: unknown): PlainAnswer {
+  if (value === undefined || value === null) return { status: 204, contentType: undefined, body: null }
+  if (typeof value === 'string') return { status: 200, contentType: 'text/plain; charset=utf-8', body: value }
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return { status: 200, contentType: 'application/octet-stream', body: value }
+  // JSON.stringify answers undefined for a function or a symbol: no body, as before.
+  return { status: 200, contentType: 'application/json', body: JSON.stringify(value) ?? null }
+}
+
+/** A plain answer as a Response. */
+export function plainResponse({ status, contentType, body }: PlainAnswer): Response {
+  return new Response(body as ConstructorParameters<typeof Response>[0], contentType === undefined ? { status } : { status, headers: { 'content-type': contentType } })
+}
+
+/**
  * Turn what a deployment's `fetch()` returned into a Response, as Ray Serve
  * does for `__call__`: a Response as is, text as text/plain, bytes as
  * octet-stream, nothing as 204, anything else as JSON.
  */
 export function toResponse(value: unknown): Response {
-  if (isResponse(value)) return value
-  if (value === undefined || value === null) return new Response(null, { status: 204 })
-  if (typeof value === 'string') return new Response(value, { headers: { 'content-type': 'text/plain; charset=utf-8' } })
-  if (value instanceof Uint8Array || value instanceof ArrayBuffer || value instanceof ReadableStream) {
-    return new Response(value as ConstructorParameters<typeof Response>[0], { headers: { 'content-type': 'application/octet-stream' } })
-  }
-  return new Response(JSON.stringify(value), { headers: { 'content-type': 'application/json' } })
+  const answer = answerOf(value)
+  return 'response' in answer ? answer.response : plainResponse(answer.plain)
 }
 
 /**

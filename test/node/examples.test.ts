@@ -1,6 +1,6 @@
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deployment, getHandle, ingress } from '../../src/index.js'
+import { deployment, getHandle, HTTPError, ingress } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app as demo } from '../../examples/demo/app.js'
 import type { OriginAwareAdder } from '../../examples/adder-origin/origin-adder.js'
@@ -20,12 +20,31 @@ class EchoBatch {
   }
 }
 
+/** Batched whole requests whose answers are plain values, one of each kind, and one that cannot be sent as JSON. */
+class MixedBatch {
+  sizes: number[] = []
+  async fetch(requests: Request[]): Promise<unknown[]> {
+    this.sizes.push(requests.length)
+    return requests.map((r) => {
+      const kind = new URL(r.url).searchParams.get('kind')
+      if (kind === 'text') return 'text'
+      if (kind === 'json') return { kind }
+      if (kind === 'error') return new HTTPError(418, 'a teapot')
+      return { big: 1n } // JSON.stringify throws for a BigInt
+    })
+  }
+  seen() {
+    return this.sizes
+  }
+}
+
 let server: RunningServer
 let demoServer: RunningServer
 beforeAll(async () => {
   vi.spyOn(console, 'log').mockImplementation(() => undefined)
   const echo = deployment(EchoBatch, { batching: { maxBatchSize: 4, batchWaitTimeoutS: 0.05 } })
-  server = await serve(new Hono().get('/echo', ingress(echo)), { port: 0, name: 'echo-app', handleSignals: false })
+  const mixed = deployment(MixedBatch, { batching: { maxBatchSize: 4, batchWaitTimeoutS: 0.5 } })
+  server = await serve(new Hono().get('/echo', ingress(echo)).get('/mixed', ingress(mixed)), { port: 0, name: 'echo-app', handleSignals: false })
   demoServer = await serve(demo, { port: 0, name: 'demo', handleSignals: false })
 })
 afterAll(async () => {
@@ -43,6 +62,23 @@ describe("deployment-level batching (Ray's batching_config)", () => {
     const sizes = await getDeploymentHandle<EchoBatch>('EchoBatch', { app: 'echo-app' }).seen.remote()
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(10)
     expect(Math.max(...sizes)).toBe(4)
+  })
+
+  it('answers each request of a batch with its own answer: an unsendable one fails alone', async () => {
+    const kinds = ['text', 'json', 'error', 'bigint']
+    const answers = await Promise.all(
+      kinds.map(async (kind) => {
+        const response = await fetch(`${server.url}/mixed?kind=${kind}`)
+        return { status: response.status, type: response.headers.get('content-type'), body: await response.text() }
+      }),
+    )
+    expect(await getDeploymentHandle<MixedBatch>('MixedBatch', { app: 'echo-app' }).seen.remote()).toEqual([4])
+    expect(answers[0]).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'text' })
+    expect(answers[1]).toEqual({ status: 200, type: 'application/json', body: '{"kind":"json"}' })
+    expect(answers[2]!.status).toBe(418)
+    expect(JSON.parse(answers[2]!.body)).toEqual({ error: { type: 'HTTPError', message: 'a teapot' } })
+    expect(answers[3]!.status).toBe(500)
+    expect(JSON.parse(answers[3]!.body).error.message).toMatch(/the deployment failed/)
   })
 })
 
