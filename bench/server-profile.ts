@@ -154,7 +154,7 @@ try {
     const total = [...groups.values()].reduce((a, b) => a + b, 0)
     const busy = total - (groups.get('(idle)') ?? 0)
     if (busy < total * 0.05) continue
-    console.log(`${threadOf(file, profile)}: busy ${((busy / total) * 100).toFixed(0)}% of ${(total / 1000).toFixed(1)} s\n`)
+    console.log(`${threadOf(file, profile)}: busy ${((busy / total) * 100).toFixed(0)}% of ${(total / 1000).toFixed(1)} s, ${(busy / requests).toFixed(3)} ms per request\n`)
     console.log('| what ran | ms of the thread per request | share |')
     console.log('| --- | ---: | ---: |')
     for (const [group, ms] of [...groups].sort((a, b) => b[1] - a[1])) {

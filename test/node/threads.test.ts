@@ -74,6 +74,43 @@ describe('serve({ threads })', () => {
     expect(threads.has(threadId)).toBe(false)
   })
 
+  it("answers a plain value from a thread as in process: its status, content type and bytes", async () => {
+    const get = async (kind: string) => {
+      const response = await fetch(`${server.url}/answers?kind=${kind}`)
+      return { status: response.status, type: response.headers.get('content-type'), bytes: [...new Uint8Array(await response.arrayBuffer())] }
+    }
+    const utf8 = (text: string) => [...new TextEncoder().encode(text)]
+    expect(await get('text')).toEqual({ status: 200, type: 'text/plain; charset=utf-8', bytes: utf8('hello') })
+    expect(await get('json')).toEqual({ status: 200, type: 'application/json', bytes: utf8('{"a":1,"text":"é"}') })
+    expect(await get('none')).toMatchObject({ status: 204, bytes: [] })
+    // A view answers its own bytes, not its whole buffer's.
+    expect(await get('bytes')).toEqual({ status: 200, type: 'application/octet-stream', bytes: [2, 3] })
+    // Sending a Buffer must not take the pool it shares with the thread's other Buffers: the second still answers.
+    expect(await get('buffer')).toEqual({ status: 200, type: 'application/octet-stream', bytes: utf8('pooled') })
+    expect(await get('buffer')).toEqual({ status: 200, type: 'application/octet-stream', bytes: utf8('pooled') })
+    // An ArrayBuffer the instance keeps is still whole when it answers with it again.
+    expect(await get('kept')).toEqual({ status: 200, type: 'application/octet-stream', bytes: [9, 8, 7] })
+    expect(await get('kept')).toEqual({ status: 200, type: 'application/octet-stream', bytes: [9, 8, 7] })
+    // A Response goes as it is.
+    expect(await get('response')).toEqual({ status: 202, type: 'application/json', bytes: utf8('{"kind":"response"}') })
+  })
+
+  it('readBody() on a thread answers the posted bytes, and refuses a body over its limit with 413', async () => {
+    const echoed = await fetch(`${server.url}/answers/echo`, { method: 'POST', body: new Uint8Array([0, 1, 254, 255]) })
+    expect(echoed.status).toBe(200)
+    expect([...new Uint8Array(await echoed.arrayBuffer())]).toEqual([0, 1, 254, 255])
+    // Streamed, so that no Content-Length refuses it before the limit is checked against the bytes themselves.
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('x'.repeat(17)))
+        controller.close()
+      },
+    })
+    const tooLarge = await fetch(`${server.url}/answers/echo`, { method: 'POST', body: chunked, duplex: 'half' } as RequestInit)
+    expect(tooLarge.status).toBe(413)
+    expect(((await tooLarge.json()) as { error: { type: string } }).error.type).toBe('HTTPError')
+  })
+
   it('reports thread replicas on /-/metrics.json, /-/healthz and /-/routes', async () => {
     const health = (await (await fetch(`${server.url}/-/healthz`)).json()) as { status: string; replicas: { deployment: string }[] }
     expect(health.status).toBe('ok')

@@ -8,6 +8,7 @@ import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
 import { errorResponse } from '../../../deployment/responses.js'
+import { BODY_TOO_LARGE, offerDirectBody, type DirectBody } from '../../../http/body.js'
 import { RequestCancelledError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
@@ -122,7 +123,16 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
   live.set(id, entry)
   try {
     const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
-    let response = await replica.fetch(request, { signal: entry.controller.signal, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
+    // undici copied the bytes into the request's stream; readBody() takes them from here instead.
+    if (message.body !== null) offerDirectBody(request, new ReceivedBody(request, message.body))
+    const answer = await replica.answer(request, { signal: entry.controller.signal, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
+    if ('plain' in answer) {
+      const { status, contentType, body } = answer.plain
+      const bytes = body === null ? null : ownBytes(body)
+      post({ type: 'response', id, status, statusText: '', headers: contentType === undefined ? [] : [['content-type', contentType]], body: bytes }, bytes ? [bytes] : [])
+      return
+    }
+    let response = answer.response
     const streamed = response.body !== null && /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')
     if (!streamed) {
       let body: ArrayBuffer | null
@@ -147,6 +157,38 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
     live.delete(id)
   }
 }
+
+/**
+ * A received request body for `readBody()`: the bytes are already here, so
+ * it need not read the request's stream over its own copy of them. As on the
+ * server thread, once something began reading `request.body` the stream is
+ * the body.
+ */
+class ReceivedBody implements DirectBody {
+  constructor(
+    private readonly request: Request,
+    private readonly bytes: ArrayBuffer,
+  ) {}
+
+  read(limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined {
+    if (this.request.bodyUsed) return undefined
+    return Promise.resolve(this.bytes.byteLength > limit ? BODY_TOO_LARGE : new Uint8Array(this.bytes))
+  }
+}
+
+/**
+ * A plain answer's body as an ArrayBuffer of its own, to transfer. Never the
+ * user's memory, which transferring would take from them: a Node Buffer, for
+ * one, may be a view of a pool that other Buffers share.
+ */
+function ownBytes(body: string | Uint8Array | ArrayBuffer): ArrayBuffer {
+  if (body instanceof ArrayBuffer) return body.slice(0)
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body
+  if (bytes !== body && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer
+  // new Uint8Array(view) copies the view's bytes into a buffer of their exact length.
+  return new Uint8Array(bytes).buffer as ArrayBuffer
+}
+const encoder = new TextEncoder()
 
 /** Where request `id`'s streamed body goes: each chunk (its buffer transferred), then `end`. */
 function streamOf(id: number): Pick<OutcomeSink, 'chunk' | 'end'> {
