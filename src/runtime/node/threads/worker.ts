@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
+import { CancelSource } from '../../../batching/cancel-signal.js'
 import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
@@ -69,9 +70,9 @@ function locate(): Promise<{ deployment: Deployment; env: Record<string, unknown
 
 let replica: Replica | undefined
 const backlog: ToWorker[] = []
-/** Per request or call: its abort controller, and the reader of a streamed body. */
+/** Per request or call: what the server's `abort` message fires, and the reader of a streamed body. */
 interface Live {
-  controller: AbortController
+  cancellation: CancelSource
   reader?: ReadableStreamDefaultReader<Uint8Array>
 }
 const live = new Map<number, Live>()
@@ -103,7 +104,7 @@ function handle(replica: Replica, message: ToWorker): void {
     case 'abort': {
       const entry = live.get(message.id)
       if (!entry) return
-      entry.controller.abort(new RequestCancelledError('the client disconnected'))
+      entry.cancellation.cancel(new RequestCancelledError('the client disconnected'))
       void entry.reader?.cancel().catch(() => undefined)
       return
     }
@@ -119,13 +120,13 @@ const headersOf = (response: Response): HeaderList => [...response.headers]
 
 async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: 'fetch' }>): Promise<void> {
   const { id } = message
-  const entry: Live = { controller: new AbortController() }
+  const entry: Live = { cancellation: new CancelSource() }
   live.set(id, entry)
   try {
     const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
     // undici copied the bytes into the request's stream; readBody() takes them from here instead.
     if (message.body !== null) offerDirectBody(request, new ReceivedBody(request, message.body))
-    const answer = await replica.answer(request, { signal: entry.controller.signal, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
+    const answer = await replica.answer(request, { signal: entry.cancellation, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
     if ('plain' in answer) {
       const { status, contentType, body } = answer.plain
       const bytes = body === null ? null : ownBytes(body)
@@ -206,11 +207,11 @@ function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promi
 
 async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 'invoke' }>): Promise<void> {
   const { id } = message
-  const entry: Live = { controller: new AbortController() }
+  const entry: Live = { cancellation: new CancelSource() }
   live.set(id, entry)
   try {
     const outcome = await replica.invoke(message.method, message.args, {
-      signal: entry.controller.signal,
+      signal: entry.cancellation,
       deadline: message.deadline,
       multiplexedModelId: message.multiplexedModelId,
     })
