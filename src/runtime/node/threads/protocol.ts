@@ -72,11 +72,15 @@ export type ToWorker =
 /** A call's outcome that crosses as one message: not a stream. */
 export type WholeOutcome = Exclude<Outcome, { stream: ReadableStream<Uint8Array> }>
 
+/** A whole response (`body` null for none). */
+export type WholeResponse = { type: 'response'; id: number; status: number; statusText: string; headers: HeaderList; body: ArrayBuffer | null }
+
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
-  /** A whole response (`body` null for none). */
-  | { type: 'response'; id: number; status: number; statusText: string; headers: HeaderList; body: ArrayBuffer | null }
+  | WholeResponse
+  /** Whole responses that were ready together, in the order they were (see outbox.ts). */
+  | { type: 'responses'; responses: WholeResponse[] }
   /** The head of a streamed response; `chunk` messages and one `end` follow. */
   | { type: 'head'; id: number; status: number; statusText: string; headers: HeaderList }
   /** A call's result is a stream: NDJSON `chunk` messages and one `end` follow. */

@@ -171,6 +171,7 @@ export class ThreadReplica implements ReplicaEndpoint {
         if (message.type === 'stopped') return // stop() listens for it
         if (message.type === 'call' || message.type === 'call-abort') calls.receive(message)
         else if (message.type === 'ready') resolve()
+        else if (message.type === 'responses') for (const response of message.responses) this.#receive(response)
         else if (message.type === 'failed') {
           reject(new Error(`replica ${this.name} could not start in its thread: ${message.message}`))
           void worker.terminate()
@@ -329,7 +330,7 @@ export class ThreadReplica implements ReplicaEndpoint {
     finish(exchange)
   }
 
-  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' | 'stopped' | 'call' | 'call-abort' }>): void {
+  #receive(message: Exclude<FromWorker, { type: 'ready' | 'failed' | 'stopped' | 'call' | 'call-abort' | 'responses' }>): void {
     const exchange = this.#exchanges.get(message.id)
     if (!exchange) return
     switch (message.type) {

@@ -14,6 +14,7 @@ import { RequestCancelledError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
 import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
+import { outboxSender } from './outbox.js'
 import { relayBody, sendOutcome, type OutcomeSink } from './relay.js'
 import { ServerCalls, serverBindings } from './server-calls.js'
 
@@ -23,7 +24,7 @@ const data = workerData as ThreadWorkerData
 // pool each as large as the machine, two replicas would fight over every core.
 setDefaultNumThreads(Math.max(1, Math.floor(availableParallelism() / data.replicasOnThreads)))
 const port = parentPort!
-const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer)
+const post = outboxSender(port)
 /** This thread's handle calls to the deployments its server hosts. */
 const serverCalls = new ServerCalls(post)
 
