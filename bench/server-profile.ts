@@ -8,10 +8,12 @@
  * collector, idle. Prints a table per busy thread, in milliseconds of the
  * thread per request served. Not part of `npm run bench`.
  *
- *   npx tsx bench/server-profile.ts [--endpoint ocr-batched] [--connections 64] [--seconds 6] [--threads]
+ *   npx tsx bench/server-profile.ts [--endpoint ocr-batched] [--connections 64] [--seconds 6] [--threads [Deployment,...]]
  *
  * `--threads` serves the OCR deployment on a worker-thread replica, as the
- * bench's thread rows do. The load generator runs here, on the same cores.
+ * bench's thread rows do, or the deployments it names (`--endpoint
+ * mlp-batched --threads HousePricePredictor`). The load generator runs here,
+ * on the same cores.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,6 +28,8 @@ if (!endpoint) throw new Error(`--endpoint must be one of ${Object.values(ENDPOI
 const connections = Number(argValue('--connections') ?? 64)
 const seconds = Number(argValue('--seconds') ?? 6)
 const threads = process.argv.includes('--threads')
+const named = argValue('--threads')
+const threadDeployments = named !== undefined && !named.startsWith('--') ? named : undefined
 
 /** A node of a V8 CPU profile, as `--cpu-prof` writes it. */
 interface ProfileNode {
@@ -110,7 +114,7 @@ try {
   const server = await startChild(
     [process.execPath, '--conditions=edgeserve-source', '--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`, 'bench/server.ts', ...(threads ? ['--threads'] : [])],
     /READY (http:\/\/\S+)/,
-    {},
+    threadDeployments === undefined ? {} : { BENCH_THREAD_DEPLOYMENTS: threadDeployments },
     90_000,
   )
   const base = server.match[1]!
@@ -139,7 +143,7 @@ try {
   const sinceMeasuredUs = (performance.now() - measuredAt) * 1000
   const requests = row.requestsPerS * seconds
   console.log(
-    `${endpoint.name} at c=${connections}${threads ? ', on a thread replica' : ', in process'}: ${row.requestsPerS.toFixed(0)} req/s` +
+    `${endpoint.name} at c=${connections}, ${threads ? `${threadDeployments ?? 'TextDirectionClassifier'} on a thread replica` : 'in process'}: ${row.requestsPerS.toFixed(0)} req/s` +
       (row.meanBatchSize === null ? '' : `, mean batch ${row.meanBatchSize.toFixed(1)}`) +
       (row.batchItemsPerS === null ? '' : `, batches ran ${row.batchItemsPerS.toFixed(0)} items/s`) +
       `; load generator ${row.loadGeneratorCores.toFixed(2)} cores (same machine)\n`,
