@@ -9,7 +9,7 @@ import { constructReplica, isDeployment, type Deployment, type ReplicaContext } 
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
-import { answerOf, errorResponse, plainResponse, type PlainAnswer } from './responses.js'
+import { answerOf, errorResponse, plainResponse, type FetchAnswer } from './responses.js'
 import { disposeInstance } from './dispose.js'
 import { modelCachesOf, type ModelCache } from './multiplexed.js'
 
@@ -110,9 +110,9 @@ export class Replica implements ReplicaEndpoint {
    * as the parts of its answer: a replica thread sends those to the server
    * thread as they are, where a Response would be built only to be read.
    */
-  async answer(request: Request, call: ReplicaCall = {}): Promise<{ response: Response } | { plain: PlainAnswer }> {
+  async answer(request: Request, call: ReplicaCall = {}): Promise<FetchAnswer> {
     const started = performance.now()
-    let answer: { response: Response } | { plain: PlainAnswer }
+    let answer: FetchAnswer
     let modelId: string | undefined
     try {
       const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)

@@ -26,12 +26,15 @@ export interface PlainAnswer {
   body: string | Uint8Array | ArrayBuffer | null
 }
 
+/** A deployment's answer to a request: a Response, or a plain value's parts. */
+export type FetchAnswer = { response: Response } | { plain: PlainAnswer }
+
 /**
  * What a deployment's `fetch()` returned, as Ray Serve treats `__call__`'s
  * result: a Response as is, a stream as an octet-stream Response, and any
  * other value as the parts of its answer (see `toResponse()`).
  */
-export function answerOf(value: unknown): { response: Response } | { plain: PlainAnswer } {
+export function answerOf(value: unknown): FetchAnswer {
   if (isResponse(value)) return { response: value }
   if (value instanceof ReadableStream) return { response: new Response(value, { headers: { 'content-type': 'application/octet-stream' } }) }
   return { plain: plainAnswer(value) }
