@@ -9,7 +9,7 @@ import { constructReplica, isDeployment, type Deployment, type ReplicaContext } 
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
-import { answerOf, errorResponse, plainResponse, type FetchAnswer } from './responses.js'
+import { answerOf, errorResponse, responseOf, type FetchAnswer } from './responses.js'
 import { disposeInstance } from './dispose.js'
 import { modelCachesOf, type ModelCache } from './multiplexed.js'
 
@@ -101,8 +101,7 @@ export class Replica implements ReplicaEndpoint {
   }
 
   async fetch(request: Request, call: ReplicaCall = {}): Promise<Response> {
-    const answer = await this.answer(request, call)
-    return 'response' in answer ? answer.response : plainResponse(answer.plain)
+    return responseOf(await this.answer(request, call))
   }
 
   /**

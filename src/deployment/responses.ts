@@ -48,8 +48,10 @@ function plainAnswer(value: unknown): PlainAnswer {
   return { status: 200, contentType: 'application/json', body: JSON.stringify(value) ?? null }
 }
 
-/** A plain answer as a Response. */
-export function plainResponse({ status, contentType, body }: PlainAnswer): Response {
+/** A deployment's answer as a Response: the one it gave, or one built from a plain value's parts. */
+export function responseOf(answer: FetchAnswer): Response {
+  if ('response' in answer) return answer.response
+  const { status, contentType, body } = answer.plain
   return new Response(body as ConstructorParameters<typeof Response>[0], contentType === undefined ? { status } : { status, headers: { 'content-type': contentType } })
 }
 
@@ -59,8 +61,7 @@ export function plainResponse({ status, contentType, body }: PlainAnswer): Respo
  * octet-stream, nothing as 204, anything else as JSON.
  */
 export function toResponse(value: unknown): Response {
-  const answer = answerOf(value)
-  return 'response' in answer ? answer.response : plainResponse(answer.plain)
+  return responseOf(answerOf(value))
 }
 
 /**
