@@ -24,10 +24,11 @@ export function outboxSender(port: Port): (message: FromWorker, transfer?: Array
 
   const flush = (): void => {
     if (responses.length === 0) return
-    const [gathered, transfer] = [responses, transfers]
+    const message: FromWorker = responses.length === 1 ? responses[0]! : { type: 'responses', responses }
+    const transfer = transfers
     responses = []
     transfers = []
-    port.postMessage(gathered.length === 1 ? gathered[0]! : { type: 'responses', responses: gathered }, transfer)
+    port.postMessage(message, transfer)
   }
 
   return (message, transfer = []) => {

@@ -184,11 +184,11 @@ class ReceivedBody implements DirectBody {
  * one, may be a view of a pool that other Buffers share.
  */
 function ownBytes(body: string | Uint8Array | ArrayBuffer): ArrayBuffer {
+  // The Encoding standard gives encode()'s bytes a new buffer of their exact length.
+  if (typeof body === 'string') return encoder.encode(body).buffer as ArrayBuffer
   if (body instanceof ArrayBuffer) return body.slice(0)
-  const bytes = typeof body === 'string' ? encoder.encode(body) : body
-  if (bytes !== body && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes.buffer as ArrayBuffer
   // new Uint8Array(view) copies the view's bytes into a buffer of their exact length.
-  return new Uint8Array(bytes).buffer as ArrayBuffer
+  return new Uint8Array(body).buffer as ArrayBuffer
 }
 const encoder = new TextEncoder()
 
