@@ -4,6 +4,7 @@
  * and which deployment's batch metrics belong to it.
  */
 import { readFileSync } from 'node:fs'
+import type { LoadSpec } from './http.js'
 import { ROOT } from './lib.js'
 
 export interface Endpoint {
@@ -38,4 +39,15 @@ export async function prime(base: string, endpoint: Endpoint): Promise<void> {
   })
   if (!first.ok) throw new Error(`${base}${endpoint.path}: ${first.status} ${await first.text()}`)
   await first.arrayBuffer()
+}
+
+/** The load row for `endpoint` on the server at `base`: its path, body and deployment, with the row's own settings. */
+export function loadSpec(endpoint: Endpoint, base: string, row: Omit<LoadSpec, 'base' | 'path' | 'body' | 'contentType' | 'deployment'>): LoadSpec {
+  return {
+    ...row,
+    base,
+    path: endpoint.path,
+    ...(endpoint.body === undefined ? {} : { body: endpoint.body, contentType: endpoint.contentType! }),
+    ...(endpoint.deployment === undefined ? {} : { deployment: endpoint.deployment }),
+  }
 }

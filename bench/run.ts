@@ -10,8 +10,8 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
 import { ROOT, TSX, quick, runJsonChild, startChild } from './lib.js'
-import { ENDPOINTS as E, prime, type Endpoint } from './endpoints.js'
-import { interleavedRows, type LoadRow, type LoadSpec } from './http.js'
+import { ENDPOINTS as E, loadSpec, prime, type Endpoint } from './endpoints.js'
+import { interleavedRows, type LoadRow } from './http.js'
 import { measureModelLimit } from './model-limit.js'
 import { renderReport } from './report.js'
 
@@ -40,18 +40,9 @@ const PROBE = E.hello.path
 /** Rows for `endpoints` at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given. */
 async function rows(target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string): Promise<Row[]> {
   for (const endpoint of endpoints) await prime(server.base, endpoint)
-  const specs: LoadSpec[] = endpoints.map((endpoint) => ({
-    target,
-    base: server.base,
-    path: endpoint.path,
-    connections: c,
-    durationS,
-    warmupS,
-    ...(endpoint.body === undefined ? {} : { body: endpoint.body, contentType: endpoint.contentType! }),
-    ...(endpoint.deployment === undefined ? {} : { deployment: endpoint.deployment }),
-    serverGroup: server.group,
-    ...(probe === undefined ? {} : { probe }),
-  }))
+  const specs = endpoints.map((endpoint) =>
+    loadSpec(endpoint, server.base, { target, connections: c, durationS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
+  )
   const measured = await interleavedRows(specs, repeats)
   return measured.map((row, i) => {
     const name = endpoints[i]!.name

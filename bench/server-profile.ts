@@ -18,7 +18,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ENDPOINTS, prime, type Endpoint } from './endpoints.js'
+import { ENDPOINTS, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { measure, warmUp } from './http.js'
 import { argValue, startChild } from './lib.js'
 
@@ -122,16 +122,7 @@ try {
   let measuredAt: number
   try {
     await prime(base, endpoint)
-    const spec = {
-      target: threads ? 'node-threads' : 'node',
-      base,
-      path: endpoint.path,
-      connections,
-      durationS: seconds,
-      warmupS: 2,
-      ...(endpoint.body === undefined ? {} : { body: endpoint.body, contentType: endpoint.contentType! }),
-      ...(endpoint.deployment === undefined ? {} : { deployment: endpoint.deployment }),
-    }
+    const spec = loadSpec(endpoint, base, { target: threads ? 'node-threads' : 'node', connections, durationS: seconds, warmupS: 2 })
     await warmUp(spec)
     row = await measure(spec)
     measuredAt = performance.now()
