@@ -163,6 +163,24 @@ describe('serve({ threads })', () => {
     expect(answeredWhileHeld.length).toBeGreaterThanOrEqual(10)
   })
 
+  it('answers 504 at the request deadline while the replica still holds its thread, and serves again once it is free', async () => {
+    // The thread cannot answer while it loops, so the deadline is kept on the
+    // server's side: the 504 must come before the loop of `ms` has ended.
+    const ms = 2000
+    const sentAt = Date.now()
+    const timedOut = await fetch(`${server.url}/busy-with-deadline?ms=${ms}`)
+    const answeredAt = Date.now()
+    expect(timedOut.status).toBe(504)
+    expect(await timedOut.json()).toMatchObject({ error: { type: 'RequestTimeoutError' } })
+    expect(answeredAt).toBeLessThan(sentAt + ms)
+    // The thread's late answer to the timed-out request is dropped; the next
+    // request, sent once the loop is over, gets its own.
+    await new Promise((resolve) => setTimeout(resolve, sentAt + ms + 100 - Date.now()))
+    const next = await fetch(`${server.url}/busy-with-deadline?ms=0`)
+    expect(next.status).toBe(200)
+    expect(await next.json()).toMatchObject({ threadId: expect.any(Number) })
+  })
+
   it('a deployment on a thread calls the deployments bound into it, on threads of their own, whole and streamed', async () => {
     const answer = (await (await fetch(`${server.url}/compose?x=21`)).json()) as { value: number; doublerThread: number; counted: number[]; threadId: number }
     expect(answer.value).toBe(42)
