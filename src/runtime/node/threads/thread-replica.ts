@@ -5,6 +5,7 @@ import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } 
 import type { Outcome } from '../../../deployment/outcome.js'
 import { errorResponse } from '../../../deployment/responses.js'
 import { BODY_TOO_LARGE, readDirectBody } from '../../../http/body.js'
+import { DeadlineTimer } from '../../../batching/deadlines.js'
 import { RequestTimeoutError, ReplicaUnavailableError } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import { startWorker } from './exec-argv.js'
@@ -116,7 +117,7 @@ interface Exchange {
   reject(error: Error): void
   /** Set while a streamed body is being relayed. */
   body?: ReadableStreamDefaultController<Uint8Array>
-  /** Drop the abort listener and the deadline timer. */
+  /** Drop the abort listener and stop watching the deadline. */
   done(): void
   /** The thread it was sent to: only that thread's end fails it. */
   worker: Worker | undefined
@@ -147,6 +148,16 @@ export class ThreadReplica implements ReplicaEndpoint {
   readonly #exchanges = new Map<number, Exchange>()
   #nextId = 1
   #closed = false
+  /**
+   * The exchanges' deadlines, on one timer for the replica rather than one
+   * per request. Kept on this side of the thread: a thread stuck in a model
+   * run cannot answer, so a passed deadline answers 504 here and tells the
+   * thread to stop.
+   */
+  readonly #deadlines = new DeadlineTimer<number>((id) => {
+    this.#post({ type: 'abort', id })
+    this.#settle(id, (it) => it.reject(new RequestTimeoutError()))
+  })
   /** The handle calls the current thread makes to the server's deployments. */
   #calls: ThreadCalls | undefined
 
@@ -278,7 +289,7 @@ export class ThreadReplica implements ReplicaEndpoint {
   /**
    * Send the message built for a fresh id and wait for its answer. The
    * call's signal aborting posts an `abort`; its deadline passing answers
-   * 504 here even if the worker is stuck in a CPU-bound loop.
+   * 504 here even if the worker is stuck in a CPU-bound loop (#deadlines).
    */
   async #exchange(
     build: (id: number) => ToWorker,
@@ -291,23 +302,17 @@ export class ThreadReplica implements ReplicaEndpoint {
     return new Promise((resolve, reject) => {
       const { signal, deadline } = call
       const abort = () => this.#post({ type: 'abort', id })
-      let timer: ReturnType<typeof setTimeout> | undefined
       const exchange: Exchange = {
         worker: this.#worker,
         resolve: (answer, body) => resolve({ answer, body }),
         reject,
         done: () => {
           signal?.removeEventListener('abort', abort)
-          if (timer !== undefined) clearTimeout(timer)
+          if (deadline !== undefined) this.#deadlines.forget(id)
         },
       }
-      if (deadline !== undefined) {
-        timer = setTimeout(() => {
-          abort()
-          this.#settle(id, (it) => it.reject(new RequestTimeoutError()))
-        }, Math.max(0, deadline - Date.now()))
-      }
       this.#exchanges.set(id, exchange)
+      if (deadline !== undefined) this.#deadlines.watch(id, deadline)
       try {
         this.#post(build(id), transfer)
       } catch (error) {
