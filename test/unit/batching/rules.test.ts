@@ -394,6 +394,40 @@ describe('a caller that gives up while queued leaves at once', () => {
     expect(rec.batches.flat()).not.toContain(1)
   })
 
+  it('each queued call times out at its own deadline, whatever order the deadlines arrive in', async () => {
+    // The queue watches deadlines with one timer: a call with an earlier
+    // deadline than the one armed must re-arm it, and each expiry must arm
+    // it again for the next deadline.
+    await useFakeTime()
+    const rec = recorder((xs: number[]) => xs)
+    const f = batch(rec.handler, { maxBatchSize: 4 })
+    const release = rec.hold()
+    const running = f(0)
+    await flushQueue()
+    const start = Date.now()
+    const last = f(1, { deadline: start + 300 }).catch((e: unknown) => e)
+    const first = f(2, { deadline: start + 100 }).catch((e: unknown) => e)
+    const second = f(3, { deadline: start + 200 }).catch((e: unknown) => e)
+    const settled = new Set<number>()
+    for (const [item, outcome] of [[1, last], [2, first], [3, second]] as const) void outcome.then(() => settled.add(item))
+
+    // Which calls have settled is checked before awaiting one, so a call
+    // that missed its deadline fails the test here rather than hanging it.
+    await vi.advanceTimersByTimeAsync(100)
+    expect([...settled]).toEqual([2])
+    expect(await first).toBeInstanceOf(RequestTimeoutError)
+    await vi.advanceTimersByTimeAsync(100)
+    expect([...settled].sort()).toEqual([2, 3])
+    expect(await second).toBeInstanceOf(RequestTimeoutError)
+    await vi.advanceTimersByTimeAsync(100)
+    expect([...settled].sort()).toEqual([1, 2, 3])
+    expect(await last).toBeInstanceOf(RequestTimeoutError)
+    expect(f.stats().queueLength).toBe(0)
+    release()
+    await expect(running).resolves.toBe(0)
+    expect(rec.batches.flat()).toEqual([0])
+  })
+
   it('a deadline already past is refused at once', async () => {
     const f = batch(async (xs: number[]) => xs)
     await expect(f(1, { deadline: Date.now() - 1 })).rejects.toBeInstanceOf(RequestTimeoutError)
