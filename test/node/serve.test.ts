@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { batch, deployment, getHandle, ingress, replicaContext, RequestTimeoutError } from '../../src/index.js'
+import { batch, deployment, getHandle, ingress, replicaContext, RequestCancelledError, RequestTimeoutError } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer, type ServeOptions } from '../../src/runtime/node/index.js'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
 import { deferred } from '../support/deferred.js'
@@ -38,6 +38,49 @@ class Hangs {
 
   async fetch(request: Request) {
     return String(await this.handle(Number(new URL(request.url).searchParams.get('x'))))
+  }
+}
+
+/**
+ * Waits outside any batch queue: its first request on a promise that never
+ * settles, and `wait()` always. Only the replica's own deadline (or a
+ * caller's cancel) can end them.
+ */
+let stallsWaiting = 0
+class Stalls {
+  calls = 0
+
+  async fetch(request: Request) {
+    if (this.calls++ === 0) await new Promise(() => undefined)
+    return new URL(request.url).searchParams.get('x')
+  }
+
+  wait(): Promise<never> {
+    stallsWaiting++
+    return new Promise(() => undefined)
+  }
+}
+const stalls = deployment(Stalls, { requestTimeoutS: 0.3 })
+
+/**
+ * Awaits a door before its batched call: while it waits, nothing listens
+ * for the client's disconnect, so the signal is only made once the call
+ * reaches the queue, possibly after the client has gone.
+ */
+const arrivedAtDoor: number[] = []
+const seenPastDoor: number[] = []
+let door = deferred()
+class BehindDoor {
+  handle = batch(async (xs: number[]) => {
+    seenPastDoor.push(...xs)
+    return xs
+  })
+
+  async fetch(request: Request) {
+    const x = Number(new URL(request.url).searchParams.get('x'))
+    arrivedAtDoor.push(x)
+    await door.promise
+    return String(await this.handle(x))
   }
 }
 
@@ -80,6 +123,8 @@ const app = new Hono()
   .get('/adder', ingress(adder))
   .get('/gated', ingress(deployment(Gated)))
   .get('/hangs', ingress(deployment(Hangs, { requestTimeoutS: 0.3 })))
+  .get('/stalls', ingress(stalls))
+  .get('/behind-door', ingress(deployment(BehindDoor)))
   .get('/busy', ingress(deployment(Sleepy, { maxOngoingRequests: 1, maxQueuedRequests: 1 })))
   .get('/who', ingress(deployment(WhoAmI, { numReplicas: 2 })))
   .get('/leaky', ingress(deployment(Leaky)))
@@ -227,6 +272,55 @@ describe('serve() on a loopback port', () => {
     const next = await get('/hangs?x=2')
     expect(next.status).toBe(200)
     expect(await next.text()).toBe('2')
+  })
+
+  it('answers 504 past requestTimeoutS when fetch() waits outside any batch queue', async () => {
+    // The client's own limit turns a request nobody answers into a failure
+    // that names it, rather than the test's timeout.
+    const response = await get('/stalls?x=1', { signal: AbortSignal.timeout(5000) })
+    expect(response.status).toBe(504)
+    expect(await response.json()).toMatchObject({ error: { type: 'RequestTimeoutError' } })
+    const next = await get('/stalls?x=2')
+    expect(await next.text()).toBe('2')
+  })
+
+  it("a handle call fails with RequestTimeoutError past the callee's requestTimeoutS", async () => {
+    const handle = getHandle(stalls, server.app.env)
+    // A call nobody answers resolves the race with a value that names it,
+    // rather than reaching the test's timeout. (result({ timeoutS }) would
+    // not do: it fails with RequestTimeoutError itself.)
+    let guard: ReturnType<typeof setTimeout> | undefined
+    const unanswered = new Promise((resolve) => (guard = setTimeout(resolve, 5000, 'no answer in 5 s')))
+    try {
+      await expect(Promise.race([handle.wait.remote(), unanswered])).rejects.toBeInstanceOf(RequestTimeoutError)
+    } finally {
+      clearTimeout(guard)
+    }
+  })
+
+  it('a handle call cancelled while its method runs fails with RequestCancelledError at once', async () => {
+    const handle = getHandle(stalls, server.app.env)
+    const before = stallsWaiting
+    const response = handle.wait.remote()
+    await vi.waitFor(() => expect(stallsWaiting).toBe(before + 1))
+    response.cancel()
+    // Cancelled, not timed out: the callee's 0.3 s deadline has not passed.
+    await expect(response).rejects.toBeInstanceOf(RequestCancelledError)
+  })
+
+  it('a client that disconnected before its request reached a batch queue is refused there', async () => {
+    door = deferred()
+    arrivedAtDoor.length = 0
+    seenPastDoor.length = 0
+    const controller = new AbortController()
+    const gone = get('/behind-door?x=7', { signal: controller.signal }).catch((e: unknown) => e)
+    await vi.waitFor(() => expect(arrivedAtDoor).toEqual([7]))
+    controller.abort()
+    await gone
+    await new Promise((resolve) => setTimeout(resolve, 100)) // the server sees the socket close
+    door.resolve()
+    expect(await (await get('/behind-door?x=8')).text()).toBe('8')
+    expect(seenPastDoor).toEqual([8])
   })
 
   it('numReplicas: 2 spreads load over both replicas', async () => {
