@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { batch, deployment, getHandle, ingress, replicaContext, RequestCancelledError, RequestTimeoutError } from '../../src/index.js'
+import { batch, deployment, getHandle, ingress, replicaContext, RequestCancelledError, RequestTimeoutError, type DeploymentHandle } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer, type ServeOptions } from '../../src/runtime/node/index.js'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
 import { deferred } from '../support/deferred.js'
@@ -84,6 +84,29 @@ class BehindDoor {
   }
 }
 
+/** Counts its runs: a handle call cancelled before it starts must not run it. */
+let calleeRuns = 0
+class Callee {
+  run(): string {
+    calleeRuns++
+    return 'ran'
+  }
+}
+const callee = deployment(Callee)
+
+/** Awaits a door, then calls Callee through a handle: a child of its request. */
+let callerArrived = 0
+let callerDoor = deferred()
+class CallsAfterDoor {
+  constructor(private readonly callee: DeploymentHandle<Callee>) {}
+
+  async fetch() {
+    callerArrived++
+    await callerDoor.promise
+    return this.callee.run.remote()
+  }
+}
+
 class Sleepy {
   async fetch(request: Request) {
     await new Promise((resolve) => setTimeout(resolve, Number(new URL(request.url).searchParams.get('ms'))))
@@ -125,6 +148,8 @@ const app = new Hono()
   .get('/hangs', ingress(deployment(Hangs, { requestTimeoutS: 0.3 })))
   .get('/stalls', ingress(stalls))
   .get('/behind-door', ingress(deployment(BehindDoor)))
+  .get('/calls-after-door', ingress(deployment(CallsAfterDoor).bind(callee)))
+  .get('/single-slot', ingress(deployment(Guarded, { name: 'SingleSlot', maxOngoingRequests: 1, maxQueuedRequests: 1 })))
   .get('/busy', ingress(deployment(Sleepy, { maxOngoingRequests: 1, maxQueuedRequests: 1 })))
   .get('/who', ingress(deployment(WhoAmI, { numReplicas: 2 })))
   .get('/leaky', ingress(deployment(Leaky)))
@@ -141,6 +166,21 @@ afterAll(async () => {
 })
 
 const get = (path: string, init?: RequestInit) => fetch(server.url + path, init)
+
+/**
+ * `promise`, or the string 'no answer in 5 s' if it has not settled by then:
+ * a call that nobody answers fails its test with a value that says so,
+ * rather than at the test's timeout.
+ */
+async function answeredWithin5s<T>(promise: PromiseLike<T>): Promise<T | 'no answer in 5 s'> {
+  let guard: ReturnType<typeof setTimeout> | undefined
+  const unanswered = new Promise<'no answer in 5 s'>((resolve) => (guard = setTimeout(resolve, 5000, 'no answer in 5 s')))
+  try {
+    return await Promise.race([promise, unanswered])
+  } finally {
+    clearTimeout(guard)
+  }
+}
 
 describe('serve() on a loopback port', () => {
   it("runs Ray Serve's batching tutorial: 9 concurrent requests give 1..9, in batches of at most 4", async () => {
@@ -286,16 +326,8 @@ describe('serve() on a loopback port', () => {
 
   it("a handle call fails with RequestTimeoutError past the callee's requestTimeoutS", async () => {
     const handle = getHandle(stalls, server.app.env)
-    // A call nobody answers resolves the race with a value that names it,
-    // rather than reaching the test's timeout. (result({ timeoutS }) would
-    // not do: it fails with RequestTimeoutError itself.)
-    let guard: ReturnType<typeof setTimeout> | undefined
-    const unanswered = new Promise((resolve) => (guard = setTimeout(resolve, 5000, 'no answer in 5 s')))
-    try {
-      await expect(Promise.race([handle.wait.remote(), unanswered])).rejects.toBeInstanceOf(RequestTimeoutError)
-    } finally {
-      clearTimeout(guard)
-    }
+    // Not result({ timeoutS }): that fails with RequestTimeoutError itself.
+    await expect(answeredWithin5s(handle.wait.remote())).rejects.toBeInstanceOf(RequestTimeoutError)
   })
 
   it('a handle call cancelled while its method runs fails with RequestCancelledError at once', async () => {
@@ -321,6 +353,27 @@ describe('serve() on a loopback port', () => {
     door.resolve()
     expect(await (await get('/behind-door?x=8')).text()).toBe('8')
     expect(seenPastDoor).toEqual([8])
+  })
+
+  it('a handle call made for a request whose client has gone is cancelled before its method runs', async () => {
+    callerDoor = deferred()
+    callerArrived = 0
+    calleeRuns = 0
+    const controller = new AbortController()
+    const gone = get('/calls-after-door', { signal: controller.signal }).catch((e: unknown) => e)
+    await vi.waitFor(() => expect(callerArrived).toBe(1))
+    controller.abort()
+    await gone
+    await new Promise((resolve) => setTimeout(resolve, 100)) // the server sees the socket close
+    callerDoor.resolve()
+    const served = await get('/calls-after-door')
+    expect(await served.text()).toBe('ran')
+    expect(calleeRuns).toBe(1)
+  })
+
+  it('a handle call gives its replica back: one slot serves calls one after another', async () => {
+    const handle = getDeploymentHandle<Guarded>('SingleSlot', { app: 'test-app' })
+    for (const x of [1, 2, 3]) expect(await answeredWithin5s(handle.visible.remote(x))).toBe(x + 1)
   })
 
   it('numReplicas: 2 spreads load over both replicas', async () => {

@@ -1,8 +1,8 @@
-import { describe, expect, expectTypeOf, it } from 'vitest'
+import { describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { deployment, getHandle, ingress, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
 import { replicaSetOf } from '../../../src/deployment/replica-set.js'
-import { BackPressureError, RequestCancelledError } from '../../../src/index.js'
+import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../../../src/index.js'
 
 class Model {
   constructor(
@@ -184,5 +184,25 @@ describe('Router', () => {
     expect(router.queued).toBe(0)
     router.release(0)
     expect(router.load()).toEqual([0])
+  })
+
+  it('a waiter whose deadline passes leaves the line with RequestTimeoutError', async () => {
+    vi.useFakeTimers()
+    try {
+      const router = new Router(options(1, 1))
+      router.tryAcquire()
+      let outcome: unknown
+      void router.acquire(undefined, Date.now() + 100).then((r) => (outcome = r), (e: unknown) => (outcome = e))
+      await vi.advanceTimersByTimeAsync(99)
+      expect(outcome).toBeUndefined()
+      await vi.advanceTimersByTimeAsync(1)
+      expect(outcome).toBeInstanceOf(RequestTimeoutError)
+      expect(router.queued).toBe(0)
+      // The replica it waited for goes to nobody when it frees.
+      router.release(0)
+      expect(router.load()).toEqual([0])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
