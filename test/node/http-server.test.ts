@@ -54,9 +54,13 @@ async function app(request: Request): Promise<Response> {
     )
     return Response.json({ text, again })
   }
+  // Answers after a while without reading the body, which has arrived whole meanwhile.
+  const later = () => new Promise((resolve) => setTimeout(resolve, 50)).then(() => json(415, 'HTTPError'))
+  if (pathname === '/unsupported-later') return later()
   // Touch the request as the deployments do (its signal), which makes the body a web stream.
   void request.signal
   if (pathname === '/unsupported') return json(415, 'HTTPError')
+  if (pathname === '/unsupported-later-web') return later()
   if (pathname === '/limited') {
     try {
       await readBody(request, 1024)
@@ -101,6 +105,24 @@ describe('an answer given before the request body was read', () => {
         await sent
         expect([refused.status, refused.headers.connection], `${path}, ${size} B`).toEqual([path === '/unsupported' ? 415 : 404, 'keep-alive'])
         expect(JSON.parse(refused.body)).toMatchObject({ error: { type: expect.any(String), message: expect.any(String) } })
+        await connection.write(GOOD)
+        expect((await connection.next()).body, `the request after ${path}, ${size} B`).toBe('ok')
+      }
+    }
+    expect(connection.end).toBe('open')
+    connection.close()
+  })
+
+  it('keeps the connection when the whole body arrived, unread, before the answer', async () => {
+    // Under and over the body's 16 KiB buffer, left alone or made a web
+    // stream (the request's signal read): the body is discarded and the next
+    // request on the connection is read and answered.
+    const connection = await RawConnection.open(base)
+    for (const path of ['/unsupported-later', '/unsupported-later-web']) {
+      for (const size of [1024, 40 * 1024]) {
+        await connection.send(post(path, size), size)
+        const refused = await connection.next()
+        expect([refused.status, refused.headers.connection], `${path}, ${size} B`).toEqual([415, 'keep-alive'])
         await connection.write(GOOD)
         expect((await connection.next()).body, `the request after ${path}, ${size} B`).toBe('ok')
       }
