@@ -63,5 +63,33 @@ describe('replica metrics', () => {
       labels: { deployment: 'Model', replica: '0', origin: 'http', status: '200' },
       value: 1,
     })
+    // Every batch is also timed and measured against maxBatchSize: the
+    // bench reads its batches' own speed from the execution time.
+    type Series = { count: number; sum: number }
+    const series = (name: string) => families[name]!.samples[0] as Series
+    expect(series('edgeserve_batch_execution_seconds').count).toBe(sample.count)
+    expect(series('edgeserve_batch_execution_seconds').sum).toBeGreaterThan(0)
+    expect(series('edgeserve_batch_wait_seconds').count).toBe(sample.count)
+    // 5 items over batches of at most 4: their shares of a full batch sum to 5/4.
+    expect(series('edgeserve_batch_utilization').sum).toBeCloseTo(5 / 4)
+  })
+
+  it("a batch's wait is its oldest call's", async () => {
+    const model = {
+      predict: batch(async (xs: number[]) => xs, { maxBatchSize: 2, batchWaitTimeoutS: 10 }),
+    }
+    const metrics = new ReplicaMetrics('Model', 0)
+    metrics.attach(model)
+    // The batch starts when its second call fills it, some 20 ms after the
+    // first: it waited at least from just after the first call to just
+    // before the second, as this test's own clock reads them.
+    const first = model.predict(1)
+    const afterFirst = performance.now()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const beforeSecond = performance.now()
+    await Promise.all([first, model.predict(2)])
+    const wait = metrics.snapshot().find((f) => f.name === 'edgeserve_batch_wait_seconds')!.samples[0] as { count: number; sum: number }
+    expect(wait.count).toBe(1)
+    expect(wait.sum * 1000).toBeGreaterThanOrEqual(beforeSecond - afterFirst)
   })
 })
