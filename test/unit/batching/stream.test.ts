@@ -32,6 +32,18 @@ describe('batch.stream', () => {
     expect(c).toEqual([2, 1])
   })
 
+  it('a stream closed by its reader yields nothing more, not even partials it had buffered', async () => {
+    // All three partials are yielded at once, before the reader reads any.
+    const f = batch.stream(async function* (items: number[]): AsyncGenerator<StreamStep<number>> {
+      for (let step = 1; step <= 3; step++) yield items.map(() => step)
+    })
+    const stream = f(0)
+    expect(await stream.next()).toEqual({ value: 1, done: false })
+    await flushQueue()
+    expect(await stream.return!()).toEqual({ value: undefined, done: true })
+    expect(await stream.next()).toEqual({ value: undefined, done: true })
+  })
+
   it('a caller that stops iterating is freed: the handler sees it inactive, and a batch with nobody left stops', async () => {
     const activity: boolean[][] = []
     let closed = false
