@@ -57,6 +57,18 @@ describe('AutoscalingPolicy', () => {
     expect(firstDown.at).toBeGreaterThanOrEqual(2700 + 2000)
   })
 
+  it('a wish that turns from more replicas to fewer starts its wait over', () => {
+    const policy = new AutoscalingPolicy(configOf({ minReplicas: 1, maxReplicas: 5, targetOngoingRequests: 1, upscaleDelayS: 1, downscaleDelayS: 1, lookBackPeriodS: 0.1 }))
+    policy.record(0, 4) // more than the 2 running are wanted from 0 ms
+    expect(policy.decide(0, 2, 0)).toBe(2)
+    policy.record(500, 1) // fewer are wanted from 500 ms, before the upscale delay ran out
+    expect(policy.decide(500, 2, 0)).toBe(2)
+    policy.record(1100, 1)
+    expect(policy.decide(1100, 2, 0)).toBe(2) // 600 ms of wanting fewer: not yet
+    policy.record(1500, 1)
+    expect(policy.decide(1500, 2, 0)).toBe(1)
+  })
+
   it('from zero, a waiting request starts a replica at once, without the upscale delay', () => {
     const policy = new AutoscalingPolicy(configOf({ minReplicas: 0, maxReplicas: 3, upscaleDelayS: 30 }))
     expect(policy.decide(0, 0, 0)).toBe(0)
