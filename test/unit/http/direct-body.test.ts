@@ -57,4 +57,27 @@ describe('body limits', () => {
     await expect(readBody(request(), NaN)).rejects.toThrow(TypeError)
     expect(await readJson(request(), Infinity)).toEqual({})
   })
+
+  it('a streamed body with no Content-Length is refused with 413 once it passes the limit', async () => {
+    const chunks = [new Uint8Array(600), new Uint8Array(600)]
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const chunk = chunks.shift()
+        if (chunk) controller.enqueue(chunk)
+        else controller.close()
+      },
+    })
+    const request = new Request('http://x/', { method: 'POST', body, duplex: 'half' } as RequestInit)
+    expect(request.headers.get('content-length')).toBeNull()
+    await expect(readBody(request, 1024)).rejects.toMatchObject({ status: 413 })
+  })
+})
+
+describe('readJson', () => {
+  it('refuses a body that is not UTF-8 with 400, even where the JSON would parse', async () => {
+    // An invalid byte inside a string: a lenient decoder would make it U+FFFD and parse.
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"a":"'), 0xff, ...new TextEncoder().encode('"}')])
+    const request = new Request('http://x/', { method: 'POST', body: bytes, headers: { 'content-type': 'application/json' } })
+    await expect(readJson(request)).rejects.toThrow(new HTTPError(400, 'the request body is not valid UTF-8'))
+  })
 })
