@@ -79,6 +79,35 @@ describe('multiplexed()', () => {
     expect(a.released).toBe(true)
   })
 
+  it('keeps a model that two running requests use until both have ended', async () => {
+    const getModel = multiplexed((id: string) => new FakeModel(id), { maxModelsPerReplica: 1 })
+    const cache = cacheOf(getModel)
+    cache.pin('a')
+    cache.pin('a')
+    const a = await getModel('a')
+    await getModel('b')
+    cache.unpin('a')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(cache.ids()).toEqual(['a', 'b'])
+    expect(a.released).toBe(false)
+    cache.unpin('a')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(cache.ids()).toEqual(['b'])
+    expect(a.released).toBe(true)
+  })
+
+  it('counts a model as loaded once its load has finished, not while it runs', async () => {
+    let finish: () => void = () => undefined
+    const getModel = multiplexed((id: string) => new Promise<FakeModel>((resolve) => (finish = () => resolve(new FakeModel(id)))))
+    const cache = cacheOf(getModel)
+    const loading = getModel('a')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect([cache.loaded, cache.ids()]).toEqual([0, []])
+    finish()
+    await loading
+    expect([cache.loaded, cache.ids()]).toEqual([1, ['a']])
+  })
+
   it('says what to pass when given bad options', () => {
     expect(() => multiplexed('load' as never)).toThrow(/takes the function that loads a model by id/)
     expect(() => multiplexed((id: string) => id, { maxModelsPerReplica: 0 })).toThrow(/maxModelsPerReplica must be a whole number of at least 1, received 0/)
