@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { batch, deployment, getHandle, ingress, replicaContext, RequestCancelledError, RequestTimeoutError, type DeploymentHandle } from '../../src/index.js'
 import { getDeploymentHandle, serve, type RunningServer, type ServeOptions } from '../../src/runtime/node/index.js'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
+import { answeredWithin5s } from '../support/answered-within.js'
 import { deferred } from '../support/deferred.js'
 import { ROOT } from '../support/spawn-server.js'
 
@@ -166,21 +167,6 @@ afterAll(async () => {
 })
 
 const get = (path: string, init?: RequestInit) => fetch(server.url + path, init)
-
-/**
- * `promise`, or the string 'no answer in 5 s' if it has not settled by then:
- * a call that nobody answers fails its test with a value that says so,
- * rather than at the test's timeout.
- */
-async function answeredWithin5s<T>(promise: PromiseLike<T>): Promise<T | 'no answer in 5 s'> {
-  let guard: ReturnType<typeof setTimeout> | undefined
-  const unanswered = new Promise<'no answer in 5 s'>((resolve) => (guard = setTimeout(resolve, 5000, 'no answer in 5 s')))
-  try {
-    return await Promise.race([promise, unanswered])
-  } finally {
-    clearTimeout(guard)
-  }
-}
 
 describe('serve() on a loopback port', () => {
   it("runs Ray Serve's batching tutorial: 9 concurrent requests give 1..9, in batches of at most 4", async () => {

@@ -6,6 +6,7 @@ import type { DeploymentHandle } from '../../src/index.js'
 import { app } from './fixtures/thread-app.js'
 import { spawnServer } from '../support/spawn-server.js'
 import { waitFor } from '../support/wait-for.js'
+import { answeredWithin5s } from '../support/answered-within.js'
 
 interface Doubled {
   replica: number
@@ -161,6 +162,27 @@ describe('serve({ threads })', () => {
     expect(busyThread).not.toBe(threadId)
     const answeredWhileHeld = answeredAt.filter((at) => at > startedAt && at < endedAt)
     expect(answeredWhileHeld.length).toBeGreaterThanOrEqual(10)
+  })
+
+  it('relays an event stream from a thread as it is written, not once it ends', async () => {
+    // The second event waits for release(): the head and the first event
+    // must arrive before it.
+    const opened = answeredWithin5s(
+      (async () => {
+        const response = await fetch(`${server.url}/ticker`)
+        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+        return { type: response.headers.get('content-type'), reader, first: await reader.read() }
+      })(),
+    )
+    const got = await opened
+    if (got === 'no answer in 5 s') throw new Error('the event stream sent nothing before its end')
+    const { type, reader, first } = got
+    expect(type).toBe('text/event-stream')
+    expect(first).toEqual({ value: 'data: first\n\n', done: false })
+    await getDeploymentHandle<{ release(): void }>('Ticker', { app: 'threads-test' }).release.remote()
+    let rest = ''
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value
+    expect(rest).toBe('data: second\n\n')
   })
 
   it('answers 504 at the request deadline while the replica still holds its thread, and serves again once it is free', async () => {
