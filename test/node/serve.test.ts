@@ -1,6 +1,7 @@
 import { Hono } from 'hono'
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
+import type { ServerResponse } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -143,7 +144,21 @@ class Guarded {
 }
 
 const adder = deployment(BatchAdder).bind({ workMs: 40 })
-const app = new Hono()
+/**
+ * Responses whose connection closed, by path, as the server saw them: a test
+ * that hangs up waits for the server to have seen it, not for a fixed time.
+ * Listening to the response's own 'close' makes no disconnect signal, so it
+ * changes nothing the tests look at.
+ */
+const closedResponses = new Map<string, number>()
+const closedOn = (path: string) => closedResponses.get(path) ?? 0
+
+const app = new Hono<{ Bindings: { outgoing: ServerResponse } }>()
+  .use(async (c, next) => {
+    const { pathname } = new URL(c.req.url)
+    c.env.outgoing.once('close', () => closedResponses.set(pathname, closedOn(pathname) + 1))
+    await next()
+  })
   .get('/adder', ingress(adder))
   .get('/gated', ingress(deployment(Gated)))
   .get('/hangs', ingress(deployment(Hangs, { requestTimeoutS: 0.3 })))
@@ -167,6 +182,18 @@ afterAll(async () => {
 })
 
 const get = (path: string, init?: RequestInit) => fetch(server.url + path, init)
+
+/** GET `path`, hang up once `arrived()` (an expectation) passes, and wait until the server has seen the hang-up. */
+async function hangUpOnceArrived(path: string, arrived: () => void): Promise<void> {
+  const { pathname } = new URL(path, server.url)
+  const closedBefore = closedOn(pathname)
+  const controller = new AbortController()
+  const gone = get(path, { signal: controller.signal }).catch((e: unknown) => e)
+  await vi.waitFor(arrived)
+  controller.abort()
+  await gone
+  await vi.waitFor(() => expect(closedOn(pathname)).toBe(closedBefore + 1))
+}
 
 describe('serve() on a loopback port', () => {
   it("runs Ray Serve's batching tutorial: 9 concurrent requests give 1..9, in batches of at most 4", async () => {
@@ -266,12 +293,13 @@ describe('serve() on a loopback port', () => {
     seenByHandler.length = 0
     const first = get('/gated?x=1') // occupies the batch slot
     await vi.waitFor(() => expect(seenByHandler).toEqual([1]))
+    const closedBefore = closedOn('/gated')
     const controller = new AbortController()
     const second = get('/gated?x=2', { signal: controller.signal }).catch((e: unknown) => e)
     await new Promise((resolve) => setTimeout(resolve, 100)) // it is queued now
     controller.abort()
     await second
-    await new Promise((resolve) => setTimeout(resolve, 100)) // the server sees the socket close
+    await vi.waitFor(() => expect(closedOn('/gated')).toBe(closedBefore + 1)) // the server has seen the hang-up
     gate.resolve()
     expect(await (await first).text()).toBe('10')
     const third = await get('/gated?x=3')
@@ -330,12 +358,7 @@ describe('serve() on a loopback port', () => {
     door = deferred()
     arrivedAtDoor.length = 0
     seenPastDoor.length = 0
-    const controller = new AbortController()
-    const gone = get('/behind-door?x=7', { signal: controller.signal }).catch((e: unknown) => e)
-    await vi.waitFor(() => expect(arrivedAtDoor).toEqual([7]))
-    controller.abort()
-    await gone
-    await new Promise((resolve) => setTimeout(resolve, 100)) // the server sees the socket close
+    await hangUpOnceArrived('/behind-door?x=7', () => expect(arrivedAtDoor).toEqual([7]))
     door.resolve()
     expect(await (await get('/behind-door?x=8')).text()).toBe('8')
     expect(seenPastDoor).toEqual([8])
@@ -345,12 +368,7 @@ describe('serve() on a loopback port', () => {
     callerDoor = deferred()
     callerArrived = 0
     calleeRuns = 0
-    const controller = new AbortController()
-    const gone = get('/calls-after-door', { signal: controller.signal }).catch((e: unknown) => e)
-    await vi.waitFor(() => expect(callerArrived).toBe(1))
-    controller.abort()
-    await gone
-    await new Promise((resolve) => setTimeout(resolve, 100)) // the server sees the socket close
+    await hangUpOnceArrived('/calls-after-door', () => expect(callerArrived).toBe(1))
     callerDoor.resolve()
     const served = await get('/calls-after-door')
     expect(await served.text()).toBe('ran')
