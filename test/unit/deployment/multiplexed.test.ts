@@ -64,29 +64,14 @@ describe('multiplexed()', () => {
     expect(calls).toBe(2)
   })
 
-  it('does not evict a model a running request uses; it goes once that request ends', async () => {
+  it.each([1, 2])('does not evict a model %i running request(s) use; it goes once the last of them ends', async (users) => {
     const getModel = multiplexed((id: string) => new FakeModel(id), { maxModelsPerReplica: 1 })
     const cache = cacheOf(getModel)
-    cache.pin('a')
+    for (let i = 0; i < users; i++) cache.pin('a')
     const a = await getModel('a')
     await getModel('b')
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(cache.ids()).toEqual(['a', 'b'])
-    expect(a.released).toBe(false)
-    cache.unpin('a')
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(cache.ids()).toEqual(['b'])
-    expect(a.released).toBe(true)
-  })
-
-  it('keeps a model that two running requests use until both have ended', async () => {
-    const getModel = multiplexed((id: string) => new FakeModel(id), { maxModelsPerReplica: 1 })
-    const cache = cacheOf(getModel)
-    cache.pin('a')
-    cache.pin('a')
-    const a = await getModel('a')
-    await getModel('b')
-    cache.unpin('a')
+    // Every request but the last ends: the model stays.
+    for (let i = 1; i < users; i++) cache.unpin('a')
     await new Promise((resolve) => setImmediate(resolve))
     expect(cache.ids()).toEqual(['a', 'b'])
     expect(a.released).toBe(false)
