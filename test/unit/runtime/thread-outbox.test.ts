@@ -11,13 +11,24 @@ const response = (id: number, text: string): [WholeResponse, ArrayBuffer[]] => {
 let channel: MessageChannel
 afterEach(() => channel?.port1.close())
 
-/** A real channel: what the sender posts on port1, in the order port2 receives it. */
+/**
+ * A real channel: what the sender posts on port1, in the order port2
+ * receives it. `settle()` lets the outbox's promise job run, then posts a
+ * marker on port1 itself and waits for it: a port delivers in order, so
+ * everything the outbox sent has arrived once the marker has.
+ */
 function received(): { port: MessagePort; messages: FromWorker[]; settle: () => Promise<void> } {
-  channel = new MessageChannel()
+  const { port1, port2 } = (channel = new MessageChannel())
   const messages: FromWorker[] = []
-  channel.port2.on('message', (message: FromWorker) => messages.push(message))
-  const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 20))
-  return { port: channel.port1, messages, settle }
+  let marked: () => void = () => undefined
+  port2.on('message', (message: FromWorker) => (message.type === 'ready' ? marked() : messages.push(message)))
+  const settle = async () => {
+    await Promise.resolve()
+    const arrived = new Promise<void>((resolve) => (marked = resolve))
+    port1.postMessage({ type: 'ready' } satisfies FromWorker)
+    await arrived
+  }
+  return { port: port1, messages, settle }
 }
 
 describe('a replica thread’s outbox', () => {
