@@ -140,7 +140,7 @@ function requestPathTable(us: Record<string, number>): string {
   const rows: [string, number, string][] = [
     ['Hono route (routing, handler, a text Response)', us.hono!, 'the bare route'],
     ['router (take a replica, give it back)', us.router!, 'measured alone'],
-    ['replica (`Replica.fetch`: the instance call, `toResponse`, metrics)', us.replica!, 'measured alone'],
+    ['replica (`Replica.fetch`: the instance call, its answer made a Response (`answerOf`, `responseOf`), metrics)', us.replica!, 'measured alone'],
     ['ingress (find the replica set, `HttpCall`)', us.deployment! - us.hono! - us.router! - us.replica!, 'no-op deployment minus the three rows above'],
     ['batch queue and request context (queue, disconnect signal, context, promise plumbing)', us.batchedDeployment! - us.deployment!, 'batched no-op minus no-op deployment'],
     ['of which the queue alone (one call of a no-op batched function)', us.batchQueue!, 'measured alone'],
