@@ -30,7 +30,6 @@ interface Server {
   group: number
 }
 
-
 /**
  * While OCR is served at c=64, GET the bare route one request at a time:
  * what a model run costs the requests that share the server's thread.
