@@ -47,6 +47,12 @@ describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
     await f(1) // opportunistic: runs at once
     f.setBatchWaitTimeoutS(0.2)
     const p = f(2)
+    // Let the queue's pump run, so the batch starts forming (and its wait
+    // timer is armed) at this fake time. If the first batch held the thread
+    // past the loop-turn budget (a loaded machine can stretch it), the pump
+    // waits some turns of the loop; advancing the clock before it ran let the
+    // batch form at +200 ms with a timer no one advanced, and the test hung.
+    await flushQueue()
     await vi.advanceTimersByTimeAsync(199)
     expect(batches).toEqual([[1]])
     await vi.advanceTimersByTimeAsync(1)
