@@ -7,8 +7,8 @@
  *   import points outside the repository;
  * - tsc (tsconfig.build.json): ES modules and declarations for src/ and
  *   wasm/, each with its map, into dist/src and dist/wasm;
- * - the worker-thread bootstrap, plain JavaScript already, copied next to the
- *   compiled worker it starts.
+ * - the worker-thread bootstrap and a model instance's thread, plain
+ *   JavaScript already, copied next to the compiled modules that start them.
  *
  * Inside the repository nothing reads dist/: the "edgeserve-source" export
  * condition sends every tool to src/ (see package.json and tsconfig.json).
@@ -29,6 +29,7 @@ const DIST = join(ROOT, 'dist')
 const COPIED: [string, string][] = [
   ['generated/dashboard-page.js', 'dist/generated/dashboard-page.js'],
   ['src/runtime/node/threads/bootstrap.mjs', 'dist/src/runtime/node/threads/bootstrap.mjs'],
+  ['src/onnx/instances/instance.mjs', 'dist/src/onnx/instances/instance.mjs'],
 ]
 
 function copy(from: string, to: string): void {

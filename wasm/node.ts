@@ -12,10 +12,14 @@ import { fileURLToPath } from 'node:url'
 import { importOnnxRuntime } from '../src/onnx/import-runtime.js'
 import { fetchBytes } from '../src/onnx/fetch-bytes.js'
 import { checkNumThreads } from '../src/onnx/threads.js'
+import { InstancePool } from '../src/onnx/instances/pool.js'
 import type { OrtPlatform } from '../src/onnx/model.js'
 
 // Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
 const ort = await importOnnxRuntime(() => import('onnxruntime-web'))
+
+/** How every session is created here, in this thread or as an instance on a worker thread. */
+const SESSION_OPTIONS = { graphOptimizationLevel: 'all' } as const
 
 export const platform: OrtPlatform = {
   Tensor: ort.Tensor,
@@ -31,7 +35,8 @@ export const platform: OrtPlatform = {
     checkNumThreads(`EDGESERVE_NUM_THREADS (set to ${JSON.stringify(value)}; unset it for the default)`, numThreads)
     return { numThreads, reason: 'EDGESERVE_NUM_THREADS' }
   },
-  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { executionProviders: [provider], graphOptimizationLevel: 'all' }),
+  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { ...SESSION_OPTIONS, executionProviders: [provider] }),
+  startInstances: (bytes, options) => InstancePool.start(bytes, { ...options, sessionOptions: SESSION_OPTIONS, Tensor: ort.Tensor }),
   // Node has no WebGPU.
   hasWebGpu: async () => false,
   // A URL is fetched; anything else is a file path (or file: URL).

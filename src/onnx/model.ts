@@ -1,6 +1,7 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
 import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { log } from '../metrics/log.js'
+import { batchAxisProblem } from './batch-axis.js'
 import { responseBytes } from './fetch-bytes.js'
 import { checkNumThreads, requestedThreads, withThreads, type ThreadPlatform } from './threads.js'
 
@@ -23,6 +24,27 @@ export interface LoadModelOptions {
    * count a model really runs with.
    */
   numThreads?: number
+  /**
+   * Copies of the model that share each run, each on a worker thread of its
+   * own with `numThreads` threads (default: its share of the cores). A run's
+   * batch is cut along the first axis of every input into one slice per
+   * instance, the slices run side by side, and the outputs are joined back
+   * in order: for models whose items are independent of each other.
+   * Default 1: the model runs in the caller's thread.
+   *
+   * `'auto'`: one single-threaded instance per thread the model would get
+   * (the default of `numThreads`: on Node the machine's cores, or a thread
+   * replica's share, or `EDGESERVE_NUM_THREADS`), or `cores / numThreads`
+   * instances when `numThreads` is given; one instance where that comes to
+   * one, where the runtime has no worker threads for them (Workers,
+   * browsers), or where the model has no batch axis to cut.
+   *
+   * Why: onnxruntime-web's own threads wait for each other at every step of
+   * a model, and lose much of their speed when the server's work takes a
+   * core for a moment; instances meet once a run. The run also leaves the
+   * caller's thread free for HTTP.
+   */
+  instances?: number | 'auto'
 }
 
 export interface TensorInfo {
@@ -34,6 +56,23 @@ export interface TensorInfo {
 }
 
 export type ModelSource = Uint8Array | ArrayBuffer | string | URL | Response
+
+/** What a `Model` runs on: an onnxruntime-web session in this thread, or instances on worker threads. */
+export interface ModelSession {
+  readonly inputNames: readonly string[]
+  readonly outputNames: readonly string[]
+  readonly inputMetadata: readonly InferenceSession.ValueMetadata[]
+  readonly outputMetadata: readonly InferenceSession.ValueMetadata[]
+  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>
+  release(): Promise<void>
+}
+
+/** A model's instances on worker threads, as one session. */
+export interface InstancesSession extends ModelSession {
+  readonly provider: Provider
+  /** onnxruntime-web threads of each instance. */
+  readonly numThreads: number
+}
 
 /** What a runtime contributes: its onnxruntime-web entry and how it creates sessions. */
 export interface OrtPlatform extends ThreadPlatform {
@@ -47,43 +86,55 @@ export interface OrtPlatform extends ThreadPlatform {
   hasWebGpu(): Promise<boolean>
   /** Read a model from a URL or path this runtime understands. */
   fetchBytes(source: string | URL): Promise<Uint8Array>
+  /** Start `count` instances of a model on worker threads; absent where the runtime has none to offer. */
+  startInstances?(bytes: Uint8Array, options: { count: number; numThreads: number; providers: Provider[] }): Promise<InstancesSession>
 }
 
 /**
  * A loaded model. `run()` calls are serialized: one session runs one batch at
- * a time, which is what a batch queue hands it anyway.
+ * a time, which is what a batch queue hands it anyway. A model held as
+ * instances spreads each run over them, and each instance runs its slices of
+ * overlapping runs in order.
  */
 export class Model {
   readonly inputNames: readonly string[]
   readonly outputNames: readonly string[]
   readonly inputs: readonly TensorInfo[]
   readonly outputs: readonly TensorInfo[]
+  /** onnxruntime-web's session, when the model runs in this thread; undefined when it runs as instances on worker threads. */
+  readonly session: InferenceSession | undefined
   private last: Promise<unknown> = Promise.resolve()
 
   constructor(
-    readonly session: InferenceSession,
+    private readonly runner: ModelSession,
     readonly provider: Provider,
     readonly Tensor: typeof import('onnxruntime-web').Tensor,
-    /** WebAssembly threads this model runs with: the count ORT's runtime in this realm started with. */
+    /** WebAssembly threads this model (each of its instances) runs with: the count ORT's runtime in that realm started with. */
     readonly numThreads: number,
+    /** Copies of the model that share each run, on worker threads; 1 when it runs in this thread (`LoadModelOptions.instances`). */
+    readonly instances = 1,
   ) {
-    this.inputNames = session.inputNames
-    this.outputNames = session.outputNames
-    this.inputs = session.inputMetadata.map(info)
-    this.outputs = session.outputMetadata.map(info)
+    this.session = instances === 1 ? (runner as InferenceSession) : undefined
+    this.inputNames = runner.inputNames
+    this.outputNames = runner.outputNames
+    this.inputs = runner.inputMetadata.map(info)
+    this.outputs = runner.outputMetadata.map(info)
   }
 
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+    // Instances queue their slices themselves: a run may be sent while
+    // another runs, so the next batch waits there rather than here.
+    if (this.instances > 1) return this.runner.run(feeds)
     const result = this.last.then(
-      () => this.session.run(feeds),
-      () => this.session.run(feeds),
+      () => this.runner.run(feeds),
+      () => this.runner.run(feeds),
     )
     this.last = result.catch(() => undefined)
-    return result as Promise<Record<string, Tensor>>
+    return result
   }
 
   release(): Promise<void> {
-    return this.session.release()
+    return this.runner.release()
   }
 }
 
@@ -107,6 +158,10 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
   if (!Array.isArray(providers) || providers.length === 0 || providers.some((p) => p !== 'webgpu' && p !== 'wasm')) {
     throw new TypeError(`executionProviders must be 'auto' or a list of 'webgpu' and 'wasm', received ${formatReceived(wanted)}`)
   }
+  if (options.instances !== undefined && options.instances !== 1) {
+    const held = await loadInstances(platform, bytes, providers, options, options.instances)
+    if (held) return held
+  }
   const asked = requestedThreads(platform, options.numThreads)
   const { value, numThreads } = await withThreads(platform, asked.numThreads, () => firstWorkingSession(platform, bytes, providers))
   const reason = numThreads === asked.numThreads ? asked.reason : `fixed when the first model loaded here (this one asked for ${asked.numThreads}: ${asked.reason})`
@@ -120,13 +175,53 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
     )
   }
   log.info('model loaded', { provider: value.provider, numThreads, numThreadsChosenBy: reason })
-  return new Model(value.session, value.provider, platform.Tensor, numThreads)
+  return new Model(value.session as ModelSession, value.provider, platform.Tensor, numThreads)
+}
+
+/**
+ * The model as `instances` copies on worker threads, or undefined where it
+ * is to run in this thread after all: `'auto'` that comes to one instance,
+ * on a runtime without worker threads, or for a model without a batch axis.
+ */
+async function loadInstances(platform: OrtPlatform, bytes: Uint8Array, providers: Provider[], options: LoadModelOptions, instances: number | 'auto'): Promise<Model | undefined> {
+  const cores = requestedThreads(platform, undefined)
+  const auto = instances === 'auto'
+  const count = auto ? Math.floor(cores.numThreads / (options.numThreads ?? 1)) : instances
+  if (count <= 1) return undefined
+  if (!platform.startInstances) {
+    if (auto) return undefined
+    throw new TypeError(`instances: ${count} runs copies of a model on Node worker threads, which this runtime does not have; pass instances: 'auto' (one instance here, as many as the cores on Node) or leave it out`)
+  }
+  const numThreads = options.numThreads ?? Math.max(1, Math.floor(cores.numThreads / count))
+  const pool = await platform.startInstances(bytes, { count, numThreads, providers })
+  const problem = batchAxisProblem(pool.inputMetadata.map(info), pool.outputMetadata.map(info))
+  if (problem !== undefined) {
+    await pool.release()
+    if (auto) {
+      log.info('model instances not used', { instances: 'auto', reason: `a run cannot be cut into slices of its batch: ${problem}` })
+      return undefined
+    }
+    throw new TypeError(`instances: ${count} cuts each run's batch along the first axis of every input and output, but this model's ${problem}; leave instances out for this model`)
+  }
+  const instancesChosenBy = auto ? `instances 'auto': one per ${options.numThreads ?? 1} of ${cores.numThreads} thread(s), ${cores.reason}` : 'the instances option'
+  const numThreadsChosenBy = options.numThreads !== undefined ? 'the numThreads option' : `each instance's share of ${cores.numThreads} thread(s), ${cores.reason}`
+  log.info('model loaded', { provider: pool.provider, numThreads: pool.numThreads, numThreadsChosenBy, instances: count, instancesChosenBy })
+  return new Model(pool, pool.provider, platform.Tensor, pool.numThreads, count)
+}
+
+function checkInstances(value: unknown): void {
+  if (value === 'auto') return
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new RangeError(`instances must be a positive integer or 'auto', received ${formatReceived(value)}`)
+  }
 }
 
 function checkLoadModelOptions(options: unknown): void {
   // Only an object is options: paths.map(loadModel) passes each path's index there.
   if (typeof options !== 'object' || options === null) return
-  checkKnownOptions('loadModel()', options, ['executionProviders', 'numThreads'])
+  checkKnownOptions('loadModel()', options, ['executionProviders', 'numThreads', 'instances'])
+  const { instances } = options as LoadModelOptions
+  if (instances !== undefined) checkInstances(instances)
 }
 
 /** A session on the first provider that can create one, falling back (and saying so once) to the next. */

@@ -141,10 +141,11 @@ class Classifier {
 const app = new Hono()
 app.post('/classify', ingress(deployment(Classifier)))
 
-const model = await loadModel(new Uint8Array(0), { executionProviders: ['webgpu', 'wasm'], numThreads: 1 })
+const model = await loadModel(new Uint8Array(0), { executionProviders: ['webgpu', 'wasm'], numThreads: 1, instances: 'auto' })
 const padded = pad([[1, 2], [3]], { to: [4, 8] })
 const ids: Tensor = stackInt64([[1, 2]], 2)
-console.log(model.provider, model.inputs[0]?.shape, padded.mask.dims, split(padded.tensor).length, ids.type, new Tensor('float32', [1], [1]).dims)
+const instances: number = model.instances
+console.log(model.provider, instances, model.inputs[0]?.shape, padded.mask.dims, split(padded.tensor).length, ids.type, new Tensor('float32', [1], [1]).dims)
 `
 
 /** A Worker without a model, for Cloudflare's types: the dashboard page and a subclass that adds an RPC method. */
@@ -218,6 +219,21 @@ const server = await serve(app, { port: 0, hostname: '127.0.0.1' })
 console.log(\`listening on \${server.url}\`)
 `
 
+/** A model held as two instances on worker threads, from the installed package, beside the same model in this thread. */
+const INSTANCES_SCRIPT = `import { loadModel, stack } from 'edgeserve/onnx'
+const rows = [
+  [8.3, 41, 6.98, 1.02, 322, 2.55, 37.88, -122.23],
+  [1.5, 20, 4.1, 1.1, 1200, 3.2, 34.05, -118.24],
+  [3.1, 12, 5.0, 1.0, 800, 2.9, 36.1, -119.7],
+]
+const here = await loadModel('model.onnx', { numThreads: 1 })
+const held = await loadModel('model.onnx', { instances: 2 })
+const feeds = { [held.inputNames[0]!]: stack(rows, [8]) }
+const [a, b] = [await here.run(feeds), await held.run(feeds)]
+const prices = (out: typeof a) => Array.from(out[held.outputNames[0]!]!.data as Float32Array)
+console.log(JSON.stringify({ instances: held.instances, here: prices(a), held: prices(b) }))
+`
+
 describe('TypeScript on Node (types: ["node"])', () => {
   let project: Project
 
@@ -263,6 +279,16 @@ describe('TypeScript on Node (types: ["node"])', () => {
     } finally {
       await server.stop()
     }
+  })
+
+  it('runs a model as instances on worker threads from the installed package, as the model in this thread answers', async () => {
+    project.write({ 'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')), 'instances.ts': INSTANCES_SCRIPT })
+    const result = await run('npx', ['--no', 'tsx', 'instances.ts'], project.dir)
+    expect(result.code).toBe(0)
+    const answer = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { instances: number; here: number[]; held: number[] }
+    expect(answer.instances).toBe(2)
+    expect(answer.held).toHaveLength(3)
+    answer.held.forEach((price, i) => expect(price).toBeCloseTo(answer.here[i]!, 5))
   })
 
   it('serves the README’s model example: a real ONNX model through onnxruntime-web, batched', async () => {
