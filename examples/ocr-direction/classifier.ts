@@ -18,8 +18,14 @@ const IMAGE_TYPES = /^(image\/(png|jpeg|jpg)|application\/octet-stream)\s*(;|$)/
  * fails alone, before it can join a batch); the batch runs the model once.
  */
 export class TextDirectionClassifier {
-  /** Loaded on first use (Workers cap start-up at one second). */
-  readonly #model = lazyModel(modelBytes)
+  /**
+   * Loaded on first use (Workers cap start-up at one second). On Node, one
+   * single-threaded instance per core, each on a worker thread, share every
+   * batch: the server's thread stays free for HTTP while the model runs, and
+   * the cores do not wait on each other at every layer as ORT's own threads
+   * do. Workers and browsers run one instance (see loadModel's `instances`).
+   */
+  readonly #model = lazyModel(modelBytes, { instances: 'auto' })
 
   async checkHealth(): Promise<boolean> {
     await this.#model()
