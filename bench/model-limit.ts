@@ -9,12 +9,16 @@
  *    input, then run.
  *
  * ORT fixes its thread count when a process's first session starts, so each
- * thread count is measured in a process of its own:
+ * layout is measured in a process of its own:
  *
  *   tsx bench/model-limit.ts --threads 1|default|<n> [--quick]   one line of JSON
+ *   tsx bench/model-limit.ts --instances <n> [--quick]           n one-thread instances on worker threads
  *
- * and `measureModelLimit()` runs one such process per thread count in
- * {1, all cores} and names the best of each (the bench runner records it).
+ * and `measureModelLimit()` runs one such process per layout, ORT threads
+ * {1, all cores} in one session and, where there are several cores, one
+ * single-threaded instance per core (`loadModel`'s `instances`, as the OCR
+ * example is shipped), and names the best of each (the bench runner records
+ * it).
  */
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -37,12 +41,14 @@ export interface LimitRow {
   msPerRun: number
 }
 
-/** One thread count, measured in one process. */
+/** One layout, measured in one process. */
 export interface ThreadLimit {
   /** As asked: '1', 'default' or a number. */
   threads: string
-  /** The count the model really ran with (`model.numThreads`). */
+  /** The count the model (each instance) really ran with (`model.numThreads`). */
   effectiveNumThreads: number
+  /** Instances on worker threads (`model.instances`): 1 for a session in the process's own thread. */
+  instances: number
   /** `session.run` alone, on an input built once. */
   rows: LimitRow[]
   /** Decode + preprocess + `session.run` of the bench's image. */
@@ -53,27 +59,31 @@ export interface ThreadLimit {
 
 export interface Best {
   threads: number
+  instances: number
   batch: number
   itemsPerS: number
 }
 
 export interface ModelLimit {
   configs: ThreadLimit[]
-  /** The in-process pipeline limit: the best pipeline items/s over every batch size and thread count. */
+  /** The in-process pipeline limit: the best pipeline items/s over every batch size and layout. */
   pipelineLimit: Best
-  /** The best `session.run`-alone items/s, per thread count. */
+  /** The best `session.run`-alone items/s, per layout. */
   runLimits: Best[]
 }
 
-/** Measure threads {1, all cores}, each in a process of its own, and name the bests. */
+/** Measure threads {1, all cores} and one instance per core, each in a process of its own, and name the bests. */
 export async function measureModelLimit(options: { quick: boolean }): Promise<ModelLimit> {
+  const cores = availableParallelism()
+  const layouts = [...new Set([1, cores])].map((threads) => ['--threads', String(threads)])
+  if (cores > 1) layouts.push(['--instances', String(cores)])
   const configs: ThreadLimit[] = []
-  for (const threads of [...new Set([1, availableParallelism()])]) {
-    configs.push(await runJsonChild<ThreadLimit>('bench/model-limit.ts', [...(options.quick ? ['--quick'] : []), '--threads', String(threads)]))
+  for (const layout of layouts) {
+    configs.push(await runJsonChild<ThreadLimit>('bench/model-limit.ts', [...(options.quick ? ['--quick'] : []), ...layout]))
   }
   const best = (config: ThreadLimit, rows: LimitRow[]): Best => {
     const top = rows.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
-    return { threads: config.effectiveNumThreads, batch: top.batch, itemsPerS: top.itemsPerS }
+    return { threads: config.effectiveNumThreads, instances: config.instances, batch: top.batch, itemsPerS: top.itemsPerS }
   }
   const pipelineBests = configs.map((c) => best(c, c.pipeline))
   return {
@@ -107,8 +117,9 @@ async function itemsPerSecond(steps: (() => Promise<unknown>)[], batch: number, 
   return rates.map(median)
 }
 
-async function measureHere(threadsArg: string): Promise<ThreadLimit> {
-  const model: Model = await loadModel(MODEL, threadsArg === 'default' ? {} : { numThreads: Number(threadsArg) })
+async function measureHere(threadsArg: string, instancesArg: string | undefined): Promise<ThreadLimit> {
+  const options = instancesArg !== undefined ? { instances: Number(instancesArg), numThreads: 1 } : threadsArg === 'default' ? {} : { numThreads: Number(threadsArg) }
+  const model: Model = await loadModel(MODEL, options)
   const input = model.inputNames[0]!
   const image = new Uint8Array(readFileSync(join(ROOT, BENCH_IMAGE)))
   const tensor = (data: Float32Array, n: number) => new model.Tensor('float32', data, [n, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH])
@@ -144,9 +155,9 @@ async function measureHere(threadsArg: string): Promise<ThreadLimit> {
     pipeline.push({ batch: n, itemsPerS: whole!, msPerRun: (n * 1000) / whole! })
   }
   await model.release()
-  return { threads: threadsArg, effectiveNumThreads: model.numThreads, rows, pipeline, decodePreprocessMsPerItem: 1000 / median(prepareRates) }
+  return { threads: threadsArg, effectiveNumThreads: model.numThreads, instances: model.instances, rows, pipeline, decodePreprocessMsPerItem: 1000 / median(prepareRates) }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  console.log(JSON.stringify(await measureHere(argValue('--threads') ?? 'default')))
+  console.log(JSON.stringify(await measureHere(argValue('--threads') ?? 'default', argValue('--instances'))))
 }

@@ -1,5 +1,6 @@
 /** docs/benchmarks.md and docs/images/benchmarks.svg from a results object. */
 /* eslint-disable @typescript-eslint/no-explicit-any */
+import { layoutName } from './layout.js'
 
 const f = (x: number | null | undefined, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits))
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
@@ -61,7 +62,7 @@ function chart(results: any): string {
     const y = bottom - scale(limit.itemsPerS)
     parts.push(`<line x1="${left}" x2="${W - 20}" y1="${y}" y2="${y}" stroke="#c53030" stroke-dasharray="5 4"/>`)
     parts.push(
-      `<text x="${W - 22}" y="${y - 4}" text-anchor="end" fill="#c53030">OCR pipeline limit in process (${limit.threads} threads, batch ${limit.batch}): ${limit.itemsPerS.toFixed(0)} items/s</text>`,
+      `<text x="${W - 22}" y="${y - 4}" text-anchor="end" fill="#c53030">OCR pipeline limit in process (${layoutName(limit)}, batch ${limit.batch}): ${limit.itemsPerS.toFixed(0)} items/s</text>`,
     )
   }
   series.forEach((s, j) => {
@@ -163,9 +164,12 @@ function httpCostTable(rows: any[]): string {
   return lines.join('\n')
 }
 
-/** A thread row's ORT threads per replica: one, or the shipped default, the cores divided by the replicas. */
+/**
+ * A thread row's model layout per replica: one ORT thread (EDGESERVE_NUM_THREADS=1), or the shipped
+ * default, the replica's share of the cores as that many one-thread instances (`instances: 'auto'`).
+ */
 function ortThreadsPerReplica(row: { ortThreads: string; replicas: number }, nproc: number): string {
-  return row.ortThreads === '1' ? '1' : `cores / replicas (${Math.max(1, Math.floor(nproc / row.replicas))})`
+  return row.ortThreads === '1' ? '1 thread' : `cores / replicas (${layoutName({ threads: 1, instances: Math.max(1, Math.floor(nproc / row.replicas)) })})`
 }
 
 /**
@@ -177,12 +181,12 @@ function ocrServedText(b: any): string {
   return (
     `**Where served OCR stands against its limit.** At c=64 the batched OCR row served ${f(b.requestsPerS)} req/s. ` +
     `Its batches ran at ${f(b.batchItemsPerS)} items/s (items over the batched method's own time, from \`/-/metrics.json\`): ` +
-    `${f(b.modelSpeedVsRunLimit, 2)} of the best \`session.run\` measured in process at ${b.runLimit.threads} ORT thread(s) ` +
+    `${f(b.modelSpeedVsRunLimit, 2)} of the best run measured in process in the same layout, ${layoutName(b.runLimit)} ` +
     `(${f(b.runLimit.itemsPerS)} items/s at batch ${b.runLimit.batch}). ` +
-    `A batch was running ${f(b.modelBusy * 100)}% of the row's time; the rest went to HTTP, decoding and preprocessing, ` +
-    'which share the server\'s thread with the model in process. The first figure is the model\'s own speed, and it moves ' +
-    'with ORT\'s fast and slow stretches in either process, the server\'s or the limit\'s ("ORT\'s two threads take turns" ' +
-    'under What limits each number); the second is what serving costs the model.' +
+    `A batch was running ${f(b.modelBusy * 100)}% of the row's time; the rest went to the server's thread between ` +
+    'batches: answering the last batch, stacking and cutting the next. The first figure is the model\'s own speed, and it moves ' +
+    'with the machine\'s slow stretches in either process, the server\'s or the limit\'s (under What limits each number); ' +
+    'the second is what serving costs the model.' +
     modelSpeedReading(b.modelSpeedVsRunLimit)
   )
 }
@@ -201,7 +205,7 @@ function modelSpeedReading(speed: number): string {
  */
 function probeTable(results: any): string {
   const lines = [
-    '| OCR served | ORT threads per replica | OCR req/s | bare route p50 ms | p99 ms | probes |',
+    '| OCR served | model layout per replica | OCR req/s | bare route p50 ms | p99 ms | probes |',
     '| --- | --- | ---: | ---: | ---: | ---: |',
   ]
   const probed = (r: any) => r && r.probeP50Ms !== null && r.probeP50Ms !== undefined
@@ -209,7 +213,7 @@ function probeTable(results: any): string {
     const r = results.node.find((row: any) => row.endpoint === endpoint && row.connections === 64)
     if (!probed(r)) continue
     const what = endpoint === 'ocr-batched' ? 'in process, batched' : 'in process, unbatched'
-    lines.push(`| ${what} | ${Math.max(1, results.machine.nproc)} (loadModel's default) | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
+    lines.push(`| ${what} | ${layoutName({ threads: 1, instances: Math.max(1, results.machine.nproc) })} (as shipped) | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
   }
   for (const r of results.nodeThreads ?? []) {
     if (!probed(r)) continue
@@ -232,10 +236,11 @@ export function renderReport(results: any, template: string, limits: string): { 
 
   const configs = results.modelLimit.configs
   const sizes: number[] = configs[0].rows.map((r: any) => r.batch)
-  const limitLines = [`| what | ORT threads | ${sizes.map((s) => `batch ${s}`).join(' | ')} |`, `| --- | ---: | ${sizes.map(() => '---:').join(' | ')} |`]
+  const limitLines = [`| what | layout | ${sizes.map((s) => `batch ${s}`).join(' | ')} |`, `| --- | --- | ${sizes.map(() => '---:').join(' | ')} |`]
   for (const config of configs) {
-    limitLines.push(`| \`session.run\` alone | ${config.effectiveNumThreads} | ${config.rows.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
-    limitLines.push(`| decode + preprocess + \`session.run\` | ${config.effectiveNumThreads} | ${config.pipeline.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
+    const layout = layoutName({ threads: config.effectiveNumThreads, instances: config.instances })
+    limitLines.push(`| run alone | ${layout} | ${config.rows.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
+    limitLines.push(`| decode + preprocess + run | ${layout} | ${config.pipeline.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
   }
   const decodeMs = configs.map((c: any) => f(c.decodePreprocessMsPerItem, 3)).join(' / ')
 
@@ -245,7 +250,7 @@ export function renderReport(results: any, template: string, limits: string): { 
   }
 
   const threadLines = [
-    '| OCR replicas on threads | ORT threads per replica | c | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores |',
+    '| OCR replicas on threads | model layout per replica | c | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const r of results.nodeThreads) {

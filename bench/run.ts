@@ -12,6 +12,7 @@ import { execSync } from 'node:child_process'
 import { ROOT, TSX, quick, runJsonChild, startChild } from './lib.js'
 import { ENDPOINTS as E, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { interleavedRows, type LoadRow } from './http.js'
+import { layoutName } from './layout.js'
 import { measureModelLimit } from './model-limit.js'
 import { renderReport } from './report.js'
 
@@ -202,10 +203,11 @@ const ratios = {
 const ratioNotes = {
   deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, median of 3 interleaved rounds',
   batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
-  ocr_batched_vs_unbatched_c64: 'the OCR direction example as shipped over the same class at maxBatchSize 1 (one session.run per request), both with loadModel\'s default threads',
+  ocr_batched_vs_unbatched_c64:
+    "the OCR direction example as shipped (instances: 'auto', one single-threaded instance per core) over the same class at maxBatchSize 1 (one run of one item per request)",
   ocr_served_vs_pipeline_limit_c64:
-    'limit = best in-process items/s of decode + preprocess + session.run on the same image over batch sizes and thread counts ' +
-    `(batch ${pipelineLimit.batch}, ${pipelineLimit.threads} thread(s), ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
+    'limit = best in-process items/s of decode + preprocess + run on the same image over batch sizes and layouts (ORT threads, instances) ' +
+    `(batch ${pipelineLimit.batch}, ${layoutName(pipelineLimit)}, ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
   mlp_batched_vs_hono_json_c64: 'the house-price example as shipped over a bare Hono route that reads and checks the same JSON and answers the same shape',
   node_threads_2_vs_1_c64: 'the OCR example on 2 worker-thread replicas over 1, one ORT thread each (EDGESERVE_NUM_THREADS=1), c=64',
   engine_vs_dataloader: '256 callers each awaiting its next call; the burst workload is in the tables',
@@ -215,10 +217,11 @@ const ratioNotes = {
 
 // What puts served OCR short of its limit: the model itself running slower inside the server (its
 // batches' items per second of execution, from /-/metrics.json, over its best in-process
-// session.run at the same thread count), or the server leaving it idle between batches.
+// run in the same layout), or the server leaving it idle between batches.
 const servedOcr = find(nodeRows, E.ocrBatched, 64)
-const servedThreads = Math.max(...modelLimit.runLimits.map((l) => l.threads)) // loadModel's default: every core
-const runLimit = modelLimit.runLimits.find((l) => l.threads === servedThreads)!
+// The example's layout: instances 'auto', one per core (a single session where there is one core).
+const servedInstances = Math.max(...modelLimit.runLimits.map((l) => l.instances))
+const runLimit = modelLimit.runLimits.find((l) => l.instances === servedInstances && (servedInstances > 1 || l.threads === 1))!
 const ocrServedBreakdown = {
   requestsPerS: servedOcr.requestsPerS,
   batchItemsPerS: servedOcr.batchItemsPerS,
