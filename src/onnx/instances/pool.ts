@@ -73,7 +73,7 @@ class Instance {
     if (this.released) return Promise.reject(new Error('the model was released: load it again to run it'))
     return (this.started ??= new Promise<Ready>((resolve, reject) => {
       const { numThreads, providers, sessionOptions } = this.options
-      const worker = new Worker(INSTANCE, { workerData: { bytes: this.bytes, numThreads, providers, sessionOptions }, name: `edgeserve model instance ${this.index}`, execArgv: [] })
+      const worker = new Worker(INSTANCE, { workerData: { bytes: this.bytes, numThreads, providers, sessionOptions }, name: `edgeserve model instance ${this.index}` })
       this.worker = worker
       let lastError: Error | undefined
       worker.on('message', (reply: Reply) => {
