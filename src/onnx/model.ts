@@ -203,8 +203,8 @@ async function loadInstances(platform: OrtPlatform, bytes: Uint8Array, providers
     }
     throw new TypeError(`instances: ${count} cuts each run's batch along the first axis of every input and output, but this model's ${problem}; leave instances out for this model`)
   }
-  const instancesChosenBy = auto ? `instances 'auto': one per ${options.numThreads ?? 1} of ${cores.numThreads} thread(s), ${cores.reason}` : 'the instances option'
-  const numThreadsChosenBy = options.numThreads !== undefined ? 'the numThreads option' : `each instance's share of ${cores.numThreads} thread(s), ${cores.reason}`
+  const instancesChosenBy = auto ? `instances 'auto': ${cores.numThreads} thread(s) (${cores.reason}) as instances of ${options.numThreads ?? 1}` : 'the instances option'
+  const numThreadsChosenBy = options.numThreads !== undefined ? 'the numThreads option' : `each instance's share of ${cores.numThreads} thread(s) (${cores.reason})`
   log.info('model loaded', { provider: pool.provider, numThreads: pool.numThreads, numThreadsChosenBy, instances: count, instancesChosenBy })
   return new Model(pool, pool.provider, platform.Tensor, pool.numThreads, count)
 }
