@@ -17,10 +17,16 @@ export interface AmbientContext extends CallContext {
   deadline?: number
 }
 
-let provider: () => AmbientContext | undefined = () => undefined
+/**
+ * The installed provider, undefined until one is: the batch queue reads this
+ * binding itself and calls it only when it is set, so a call made where no
+ * runtime installed one (a plain script, the engine bench) costs one compare,
+ * not two checked calls (`currentContext()` and the provider).
+ */
+export let contextProvider: (() => AmbientContext | undefined) | undefined = undefined
 
 export function setContextProvider(next: () => AmbientContext | undefined): void {
-  provider = next
+  contextProvider = next
 }
 
 /** Runs `fn` with `context` as the ambient one, through its awaits where the runtime can. */
@@ -41,5 +47,5 @@ export function runWithContext<R>(context: AmbientContext, fn: () => R): R {
 }
 
 export function currentContext(): AmbientContext | undefined {
-  return provider()
+  return contextProvider === undefined ? undefined : contextProvider()
 }

@@ -110,7 +110,7 @@ export class Entry<T, R> {
     if (this.settled) return
     this.settled = true
     const batch = this.batch!
-    batch.live--
+    batch.gone++
     batch.queue.unwatch(this)
     this.resolveCall!(value)
   }
@@ -181,6 +181,15 @@ export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unkn
 }
 
 /**
+ * An empty array whose elements are already of the kind an entry needs (any
+ * object), which `slice()` copies: a batch's entries begun as `[]` would
+ * start as small integers and change kind at the first push, and every push
+ * then checks for both kinds.
+ */
+const NO_ENTRIES: unknown[] = [undefined]
+NO_ENTRIES.pop()
+
+/**
  * A batch: first waiting in the queue, calls joining it as they are
  * admitted, then handed to a runner as a whole. Calls are added to the batch
  * they will run in when they arrive, as DataLoader does, so starting a batch
@@ -188,13 +197,18 @@ export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unkn
  * changed by a setter, makes the queue move calls between batches.
  */
 export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
-  readonly entries: Entry<T, R>[] = []
+  readonly entries: Entry<T, R>[] = NO_ENTRIES.slice() as Entry<T, R>[]
   /** The entries' items, in the same order: what the handler receives. */
   readonly items: T[] = []
   /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
   units = 0
-  /** Entries that have not settled: callers still waiting. */
-  live = 0
+  /**
+   * Entries that have settled (or, while the queue moves calls between
+   * batches, left): `live` is what remains. Counted from this side so that
+   * a call joining a batch counts nothing: the entries array's length already
+   * does.
+   */
+  gone = 0
   /** In its bucket, waiting to start. */
   waiting = false
   /** Handed to the runner. */
@@ -217,6 +231,11 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
     readonly sequence: number,
   ) {}
 
+  /** Entries that have not settled: callers still waiting. */
+  get live(): number {
+    return this.entries.length - this.gone
+  }
+
   get key(): string | undefined {
     return this.place.key
   }
@@ -230,7 +249,6 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
     this.entries.push(entry)
     this.items.push(entry.item)
     this.units += entry.size
-    this.live++
   }
 
   /**
@@ -245,14 +263,17 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
    * (bench/engine-instructions.ts).
    */
   handOut(entries: readonly Entry<T, R>[], results: ReadonlyArray<R | Error>): void {
-    const unwatched = entries === this.entries && this.live === entries.length && this.queue.watchedCalls === 0
-    for (let i = 0; i < entries.length; i++) {
+    const unwatched = entries === this.entries && this.gone === 0 && this.queue.watchedCalls === 0
+    let i = 0
+    for (; i < entries.length; i++) {
       const result = results[i]!
       if (result instanceof Error) entries[i]!.fail(result)
       else if (unwatched) entries[i]!.deliverUnwatched(result)
       else entries[i]!.deliver(result)
     }
-    if (unwatched) this.live = 0
+    // Every entry has settled: `i` is their count, read here rather than the
+    // entries' length, which V8 would then keep tagged in the loop as well.
+    if (unwatched) this.gone = i
     // Once no caller waits, the batch's slot is free. After a re-run of part
     // of the batch (onBatchError: 'isolate'), the rest may still wait.
     if (this.live === 0) this.queue.release(this)
@@ -270,6 +291,7 @@ export class Batch<T, R> implements BatchInfo, Linked<Batch<T, R>> {
     }
     entries.length = kept
     items.length = kept
+    this.gone = 0
   }
 
   // Created on first use: most handlers never look at it.

@@ -1,7 +1,7 @@
 import type { CancelSignal } from './cancel-signal.js'
 import { checkCallOptions } from './call-options.js'
 import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
-import { currentContext, runWithContext, type AmbientContext } from './context.js'
+import { contextProvider, runWithContext, type AmbientContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
 import { Batch, type BatchPlace, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue } from './list.js'
@@ -59,8 +59,6 @@ export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
  * unless it would overflow it.
  */
 class Bucket<T, R> extends LinkedQueue<Batch<T, R>> implements BatchPlace {
-  /** Units of the calls waiting in this bucket's batches. */
-  units = 0
   constructor(
     /** Its key in the queue's Map: see bucketKey(). */
     readonly mapKey: string | undefined,
@@ -69,6 +67,18 @@ class Bucket<T, R> extends LinkedQueue<Batch<T, R>> implements BatchPlace {
   ) {
     super()
   }
+}
+
+/**
+ * Whether the batches waiting in a bucket hold `limit` units between them,
+ * enough for a full batch (the head takes calls from the batches behind it
+ * when it starts: see shapeHead()). Summed when asked, from the head: usually
+ * the head alone answers, and a call's admission adds to no bucket-wide count.
+ */
+function holdsFullBatch<T, R>(bucket: Bucket<T, R>, limit: number): boolean {
+  let units = 0
+  for (let batch = bucket.head; batch !== undefined; batch = batch.next) if ((units += batch.units) >= limit) return true
+  return false
 }
 
 /**
@@ -116,9 +126,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * How many calls may be queued before a call takes the full admission
    * path: `maxQueuedRequests` (capped to a small integer, so the check is one
    * integer compare) when the queue has no batchKey and no batchSizeFn and a
-   * plain call goes to `unkeyed` with size 1; else 0, so every call does.
+   * plain call goes to `unkeyed` with size 1 and no observer is attached;
+   * else 0, so every call does (and an observed call is timed there).
    */
-  private readonly fastAdmissionLimit: number = 0
+  private fastAdmissionLimit: number = 0
+  /** What `fastAdmissionLimit` is while no observer is attached. */
+  private readonly unobservedAdmissionLimit: number = 0
   /**
    * The options a call's path reads, kept on the queue: a field of its own is
    * one load, where `this.options.x` is two and a check of the options'
@@ -146,6 +159,13 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   private batchesRun = 0
   private itemsRun = 0
 
+  /**
+   * `noSlotOrStartScheduled()`, kept as one field: every concurrency slot is
+   * taken (`inFlight`) or a full batch's start is scheduled
+   * (`fullPumpScheduled`). Updated where those change, once a batch; read on
+   * every call, where two fields and two compares cost twice as much.
+   */
+  private startBlocked = false
   private pumpScheduled = false
   private readonly pumpTask = (): void => {
     this.pumpScheduled = false
@@ -155,6 +175,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   private fullPumpScheduled = false
   private readonly fullPumpTask = (): void => {
     this.fullPumpScheduled = false
+    this.updateStartBlocked()
     this.pump()
   }
   private readonly waitTask = (): void => {
@@ -172,8 +193,17 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
   private readonly deadlines = new DeadlineTimer<Entry<T, R>>((entry) => entry.leave(new RequestTimeoutError()))
 
+  private observed: QueueObserver | undefined = undefined
+
   /** Set by a runtime that exports metrics; see QueueObserver. */
-  observer: QueueObserver | undefined = undefined
+  get observer(): QueueObserver | undefined {
+    return this.observed
+  }
+
+  set observer(observer: QueueObserver | undefined) {
+    this.observed = observer
+    this.fastAdmissionLimit = observer === undefined ? this.unobservedAdmissionLimit : 0
+  }
 
   constructor(
     readonly options: ResolvedBatchOptions<T>,
@@ -181,7 +211,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   ) {
     this.buckets.set(undefined, this.unkeyed)
     const unkeyedOnly = options.batchKey === undefined && options.batchSizeFn === undefined
-    this.fastAdmissionLimit = unkeyedOnly ? Math.min(options.maxQueuedRequests, 2 ** 30) : 0
+    this.fastAdmissionLimit = this.unobservedAdmissionLimit = unkeyedOnly ? Math.min(options.maxQueuedRequests, 2 ** 30) : 0
     this.maxBatchSize = options.maxBatchSize
     this.maxConcurrentBatches = options.maxConcurrentBatches
     this.striding = options.strideS > 0
@@ -189,10 +219,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
   enqueue(entry: Entry<T, R>, callOptions: CallOptions | undefined): void {
-    const ambient = currentContext()
+    // currentContext(), read here: see contextProvider.
+    const ambient = contextProvider === undefined ? undefined : contextProvider()
     // The common call has nothing to check but the queue's length: no
-    // options, no request around it, no key or size to compute. It takes a
-    // path small enough for V8 to inline into the call itself.
+    // options, no request around it, no key or size to compute, no observer
+    // to time it for. It takes a path small enough for V8 to inline into the
+    // call itself.
     if (callOptions === undefined && ambient === undefined && this.queued < this.fastAdmissionLimit) {
       this.queueIn(entry, this.unkeyed)
     } else {
@@ -239,19 +271,18 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     }
     if (deadline !== undefined) this.deadlines.watch(entry, deadline)
     if (signal !== undefined || deadline !== undefined) this.watchedCalls++
+    // `!== undefined`, not a truthiness test: for a field V8 cannot type,
+    // that compiles to a check for each falsy kind of value (false, '', 0,
+    // a BigInt...), a dozen machine instructions on every call.
+    if (this.observed !== undefined) entry.enqueuedAt = performance.now()
     this.queueIn(entry, bucket)
   }
 
   /** The call joins the newest waiting batch of its bucket, or begins one. */
   private queueIn(entry: Entry<T, R>, bucket: Bucket<T, R>): void {
-    // `!== undefined`, not a truthiness test: for a field V8 cannot type,
-    // that compiles to a check for each falsy kind of value (false, '', 0,
-    // a BigInt...), a dozen machine instructions on every call.
-    if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     const tail = bucket.tail
     if (tail === undefined || tail.units + entry.size > this.maxBatchSize) return this.queueInNewBatch(entry, bucket)
     tail.add(entry)
-    bucket.units += entry.size
     this.queued++
     this.scheduleArrival(bucket)
   }
@@ -268,7 +299,6 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     batch.waiting = true
     bucket.push(batch)
     batch.add(entry)
-    bucket.units += entry.size
     this.queued++
     this.scheduleArrival(bucket)
   }
@@ -318,7 +348,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     if (!batch.running) this.leaveWaitingBatch(entry, batch)
     // The last caller of a batch has its answer: its slot is free now, not
     // when the runner unwinds.
-    else if (--batch.live === 0) this.release(batch)
+    else if (++batch.gone === batch.entries.length) this.release(batch)
     this.unwatch(entry)
   }
 
@@ -335,11 +365,9 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** The call leaves a batch that has not started: the handler never sees it. */
   private leaveWaitingBatch(entry: Entry<T, R>, batch: Batch<T, R>): void {
-    batch.live--
+    batch.gone++
     batch.units -= entry.size
-    const bucket = this.bucketOf(batch)
-    bucket.units -= entry.size
-    if (batch.live === 0) this.unlink(bucket, batch)
+    if (batch.live === 0) this.unlink(this.bucketOf(batch), batch)
     if (--this.queued === 0) this.stopForming()
   }
 
@@ -386,14 +414,14 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    */
   private scheduleArrival(bucket: Bucket<T, R>): void {
     if (this.noSlotOrStartScheduled()) return
-    if (this.striding) return this.startStriding()
-    this.startSoon(bucket.units >= this.batchLimit())
+    if (this.striding === true) return this.startStriding()
+    this.startSoon(holdsFullBatch(bucket, this.batchLimit()))
   }
 
   /** A batch ended or a setting changed: any bucket may hold a full batch. */
   private schedule(): void {
     if (this.noSlotOrStartScheduled()) return
-    if (this.striding) return this.startStriding()
+    if (this.striding === true) return this.startStriding()
     this.startSoon(this.hasFullBatch())
   }
 
@@ -403,8 +431,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * so a wait starts when a slot frees, not before.
    */
   private noSlotOrStartScheduled(): boolean {
-    // `=== true` for the reason given in queueIn().
-    return this.inFlight >= this.maxConcurrentBatches || this.fullPumpScheduled === true
+    // `=== true` for the reason given in admit().
+    return this.startBlocked === true
+  }
+
+  private updateStartBlocked(): void {
+    this.startBlocked = this.inFlight >= this.maxConcurrentBatches || this.fullPumpScheduled === true
   }
 
   /** Under strideS, batches start only on the stride's ticks. */
@@ -419,6 +451,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     // of I/O, so that requests that arrived together share it (see macrotask.ts).
     if (hasFullBatch && mayStartBeforeLoopTurns()) {
       this.fullPumpScheduled = true
+      this.startBlocked = true
       // A promise job rather than queueMicrotask(), which on Node builds an
       // async resource per call: this runs once per batch.
       resolved.then(this.fullPumpTask)
@@ -436,8 +469,8 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   private hasFullBatch(): boolean {
     const limit = this.batchLimit()
-    if (this.buckets.size === 1) return this.unkeyed.units >= limit
-    for (const bucket of this.buckets.values()) if (bucket.units >= limit) return true
+    if (this.buckets.size === 1) return holdsFullBatch(this.unkeyed, limit)
+    for (const bucket of this.buckets.values()) if (holdsFullBatch(bucket, limit)) return true
     return false
   }
 
@@ -446,7 +479,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     while (this.inFlight < this.maxConcurrentBatches && this.queued > 0) {
       const limit = this.batchLimit()
       const bucket = this.nextBucket(limit)
-      if (bucket.units < limit && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
+      if (!holdsFullBatch(bucket, limit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
         // A partial batch with a free slot: it forms from now, with the
         // settings in force now.
         const now = Date.now()
@@ -479,7 +512,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     let bestFull = false
     for (const bucket of this.buckets.values()) {
       if (bucket.count === 0) continue
-      const full = bucket.units >= limit
+      const full = holdsFullBatch(bucket, limit)
       if (!best || (full && !bestFull) || (full === bestFull && bucket.head!.sequence < best.head!.sequence)) {
         best = bucket
         bestFull = full
@@ -502,13 +535,13 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     const batch = this.shapeHead(bucket, limit)
     if (batch.live === 0) return
     batch.running = true
-    bucket.units -= batch.units
     this.queued -= batch.live
     this.itemsRun += batch.live
     this.inFlight++
+    this.updateStartBlocked()
     this.batchesRun++
     noteBatchStarted()
-    if (this.observer) this.observeStart(batch)
+    if (this.observed !== undefined) this.observeStart(batch)
     // A batch serves many calls, so its handler runs in the batch's own
     // context (its model id, if any), never in the context of whichever
     // request's code happened to start it: the pump's macrotask carries the
@@ -530,7 +563,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    */
   private shapeHead(bucket: Bucket<T, R>, limit: number): Batch<T, R> {
     let batch = bucket.head!
-    if (batch.live < batch.entries.length) batch.compact()
+    if (batch.gone > 0) batch.compact()
     if (batch.units > limit) {
       // Larger than a batch may now be: the front part runs, the rest waits.
       const front = new Batch<T, R>(this, batch.place, batch.sequence)
@@ -584,15 +617,16 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       if (units + entry.size > maxUnits) break
       units += entry.size
       moved++
-      from.live--
+      from.gone++
       from.units -= entry.size
       into.add(entry)
     }
+    // Every entry taken off the front had settled or moved: counted in `gone`.
     entries.splice(0, index)
     from.items.splice(0, index)
+    from.gone -= index
     if (into.running) {
       // Joining a running batch (continuous batching): they leave the queue.
-      this.bucketOf(from).units -= units
       this.queued -= moved
       this.itemsRun += moved
       if (this.queued === 0) this.stopForming()
@@ -608,10 +642,10 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       units += entry.size
       // Entries admitted before the observer was attached have no start time.
       if (entry.enqueuedAt === 0) continue
-      this.observer!.dequeued(now - entry.enqueuedAt)
+      this.observed!.dequeued(now - entry.enqueuedAt)
       batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
     }
-    this.observer!.batchStarted(batch.entries.length, units, batch.waitMs)
+    this.observed!.batchStarted(batch.entries.length, units, batch.waitMs)
   }
 
   private finish(batch: Batch<T, R>, error?: unknown): void {
@@ -628,10 +662,11 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     if (batch.released) return
     batch.released = true
     // A batch is done for its callers once the last of them has its answer.
-    if (this.observer && batch.startedAt > 0) {
-      this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
+    if (this.observed !== undefined && batch.startedAt > 0) {
+      this.observed.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
     }
     this.inFlight--
+    this.updateStartBlocked()
     if (this.queued > 0) this.schedule()
   }
 }
