@@ -106,7 +106,9 @@ class Instance {
   /** Run one slice; slices sent while another runs wait their turn in the instance. */
   async run(feeds: WireFeeds): Promise<WireFeeds> {
     await this.start()
-    const worker = this.worker!
+    const worker = this.worker
+    // The thread stopped after it was ready, before this slice was sent: start it again.
+    if (worker === undefined) return this.run(feeds)
     const id = this.nextId++
     const transfer = Object.values(feeds).flatMap(({ data }) => (Array.isArray(data) ? [] : [data.buffer as ArrayBuffer]))
     return new Promise<WireFeeds>((resolve, reject) => {
