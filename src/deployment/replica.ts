@@ -117,7 +117,10 @@ export class Replica implements ReplicaEndpoint {
       const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
       modelId = this.#pinModel(call)
       const work = this.#runFetch(request, call, deadline)
-      answer = answerOf(await (deadline === undefined ? work : withDeadline(work, deadline)))
+      // A batched fetch's queue watches the deadline itself, waiting or running, on one timer for
+      // all its calls: a second, per-request timer here would cost more than the queue's whole call.
+      const ownTimer = deadline !== undefined && this.deployment.options.batching === undefined
+      answer = answerOf(await (ownTimer ? withDeadline(work, deadline) : work))
     } catch (error) {
       answer = { response: errorResponse(error) }
     }

@@ -65,6 +65,19 @@ class Stalls {
 const stalls = deployment(Stalls, { requestTimeoutS: 0.3 })
 
 /**
+ * Batches whole requests (Ray's `batching_config`); a batch with a `?hang`
+ * request never finishes. Only the batch queue watches these requests'
+ * deadlines.
+ */
+class StallsBatched {
+  async fetch(requests: Request[]): Promise<string[]> {
+    const params = requests.map((request) => new URL(request.url).searchParams)
+    if (params.some((p) => p.has('hang'))) await new Promise(() => undefined)
+    return params.map((p) => p.get('x')!)
+  }
+}
+
+/**
  * Awaits a door before its batched call: while it waits, nothing listens
  * for the client's disconnect, so the signal is only made once the call
  * reaches the queue, possibly after the client has gone.
@@ -163,6 +176,10 @@ const app = new Hono<{ Bindings: { outgoing: ServerResponse } }>()
   .get('/gated', ingress(deployment(Gated)))
   .get('/hangs', ingress(deployment(Hangs, { requestTimeoutS: 0.3 })))
   .get('/stalls', ingress(stalls))
+  .get(
+    '/stalls-batched',
+    ingress(deployment(StallsBatched, { requestTimeoutS: 0.3, batching: { maxBatchSize: 1, batchWaitTimeoutS: 0 } })),
+  )
   .get('/behind-door', ingress(deployment(BehindDoor)))
   .get('/calls-after-door', ingress(deployment(CallsAfterDoor).bind(callee)))
   .get('/single-slot', ingress(deployment(Guarded, { name: 'SingleSlot', maxOngoingRequests: 1, maxQueuedRequests: 1 })))
@@ -336,6 +353,16 @@ describe('serve() on a loopback port', () => {
     expect(await response.json()).toMatchObject({ error: { type: 'RequestTimeoutError' } })
     const next = await get('/stalls?x=2')
     expect(await next.text()).toBe('2')
+  })
+
+  it('answers 504 past requestTimeoutS when a batched fetch() never finishes, to each request it holds or keeps waiting', async () => {
+    const stalled = ['1', '2'].map((x) => get(`/stalls-batched?x=${x}&hang`, { signal: AbortSignal.timeout(5000) }))
+    for (const response of await Promise.all(stalled)) {
+      expect(response.status).toBe(504)
+      expect(await response.json()).toMatchObject({ error: { type: 'RequestTimeoutError' } })
+    }
+    const next = await get('/stalls-batched?x=3')
+    expect(await next.text()).toBe('3')
   })
 
   it("a handle call fails with RequestTimeoutError past the callee's requestTimeoutS", async () => {
