@@ -8,7 +8,10 @@
  * collector, idle. Prints a table per busy thread, in milliseconds of the
  * thread per request served. Not part of `npm run bench`.
  *
- *   npx tsx bench/server-profile.ts [--endpoint ocr-batched] [--connections 64] [--seconds 6] [--threads [Deployment,...]]
+ *   npx tsx bench/server-profile.ts [--endpoint ocr-batched] [--connections 64] [--seconds 6] [--threads [Deployment,...]] [--functions N]
+ *
+ * `--functions N` adds, per thread, the N functions that ran longest
+ * themselves (self time), where the groups are too coarse to act on.
  *
  * `--threads` serves the OCR deployment on a worker-thread replica, as the
  * bench's thread rows do, or the deployments it names (`--endpoint
@@ -30,6 +33,7 @@ const seconds = Number(argValue('--seconds') ?? 6)
 const threads = process.argv.includes('--threads')
 const named = argValue('--threads')
 const threadDeployments = named !== undefined && !named.startsWith('--') ? named : undefined
+const topFunctions = Number(argValue('--functions') ?? 0)
 
 /** A node of a V8 CPU profile, as `--cpu-prof` writes it. */
 interface ProfileNode {
@@ -90,6 +94,22 @@ function groupTimes(profile: Profile, from: number, to: number): Map<string, num
     groups.set(group, (groups.get(group) ?? 0) + span)
   }
   return groups
+}
+
+/** Milliseconds each function ran itself (the sample's leaf) between `from` and `to`, by name and place. */
+function selfTimes(profile: Profile, from: number, to: number): Map<string, number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const times = new Map<string, number>()
+  let time = profile.startTime
+  for (let i = 0; i < profile.samples.length; i++) {
+    time += profile.timeDeltas[i]!
+    const span = (profile.timeDeltas[i + 1] ?? 0) / 1000
+    if (time < from || time > to) continue
+    const { functionName, url } = byId.get(profile.samples[i]!)!.callFrame
+    const name = `${functionName || '(anonymous)'} ${url ? shortFile(url) : ''}`.trim()
+    times.set(name, (times.get(name) ?? 0) + span)
+  }
+  return times
 }
 
 /**
@@ -157,7 +177,15 @@ try {
       console.log(`| ${group} | ${(ms / requests).toFixed(3)} | ${((ms / total) * 100).toFixed(1)}% |`)
     }
     console.log('')
+    if (topFunctions > 0) {
+      const functions = [...selfTimes(profile, to - seconds * 1e6, to)].sort((a, b) => b[1] - a[1]).slice(0, topFunctions)
+      console.log('| function (self time) | µs of the thread per request | share |')
+      console.log('| --- | ---: | ---: |')
+      for (const [name, ms] of functions) console.log(`| ${name} | ${((ms / requests) * 1000).toFixed(2)} | ${((ms / total) * 100).toFixed(1)}% |`)
+      console.log('')
+    }
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true })
+  if (process.env.KEEP_PROFILE) console.log(`profiles kept in ${dir}`)
+  else rmSync(dir, { recursive: true, force: true })
 }

@@ -22,6 +22,15 @@ export interface CallOptions {
   deadline?: number
   /** Facts for `batchKey`, e.g. `{ origin: 'http' }`. Defaults to the ambient request's. */
   context?: CallContext
+  /**
+   * The request this call is made for, as `currentRequest()` returned it
+   * before the method's first await: its signal, deadline and context apply
+   * (where `signal`, `deadline` and `context` above do not say otherwise),
+   * and the ambient request is not looked up. A call made after an await
+   * without it is followed there with AsyncLocalStorage, which on Node 20
+   * slows every promise in the process (see `currentRequest()`).
+   */
+  request?: AmbientContext | undefined
 }
 
 export interface BatchStats {
@@ -48,6 +57,15 @@ export interface QueueObserver {
   batchStarted(size: number, units: number, waitMs: number): void
   /** A batch finished after `executionMs`. */
   batchFinished(size: number, waitMs: number, executionMs: number): void
+}
+
+/**
+ * The request a call with options is made for: the one its options name
+ * (even as undefined: named outside any request), else the ambient one.
+ */
+function requestOf(callOptions: CallOptions): AmbientContext | undefined {
+  if ('request' in callOptions) return callOptions.request
+  return contextProvider === undefined ? undefined : contextProvider()
 }
 
 /** Runs one batch; resolves when it is done with every entry. */
@@ -219,16 +237,17 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
   enqueue(entry: Entry<T, R>, callOptions: CallOptions | undefined): void {
+    if (callOptions !== undefined) return this.admit(entry, callOptions, requestOf(callOptions))
     // currentContext(), read here: see contextProvider.
     const ambient = contextProvider === undefined ? undefined : contextProvider()
     // The common call has nothing to check but the queue's length: no
     // options, no request around it, no key or size to compute, no observer
     // to time it for. It takes a path small enough for V8 to inline into the
     // call itself.
-    if (callOptions === undefined && ambient === undefined && this.queued < this.fastAdmissionLimit) {
+    if (ambient === undefined && this.queued < this.fastAdmissionLimit) {
       this.queueIn(entry, this.unkeyed)
     } else {
-      this.admit(entry, callOptions, ambient)
+      this.admit(entry, undefined, ambient)
     }
   }
 

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from '#async-context'
 import { setContextProvider, setContextRunner, type AmbientContext } from '../batching/context.js'
 import { LinkedQueue, type Linked } from '../batching/list.js'
+import { log } from '../metrics/log.js'
 
 /**
  * The request a replica is serving. The batch queue reads it, so that
@@ -13,14 +14,19 @@ import { LinkedQueue, type Linked } from '../batching/list.js'
  * - While the user's method runs synchronously (up to its first `await`),
  *   the context is a plain variable. A batched call made there, the common
  *   `return this.handleBatch(parse(request))`, finds it at no cost.
- * - A batched call made after an `await` (`const body = await readBody(r);
- *   await this.classify(body)`) finds no variable set. The first time that
- *   happens while a request is in flight, tracking switches to
- *   AsyncLocalStorage for the rest of the process's life. On Node 20,
- *   AsyncLocalStorage installs promise hooks that slow every promise in the
- *   process (a no-op batched route served half the requests a second with
- *   it), so it is only paid for by apps that need it. The call that revealed
- *   the need gets the context too when it is the only request in flight.
+ * - A batched call made after an `await` can name its request: `const call
+ *   = currentRequest()` before the first await, then `await
+ *   this.classify(body, { request: call })`. Nothing is looked up.
+ * - A batched call made after an `await` without it (`const body = await
+ *   readBody(r); await this.classify(body)`) finds no variable set. The
+ *   first time that happens while a request is in flight, tracking switches
+ *   to AsyncLocalStorage for the rest of the process's life, and says so in
+ *   the log. On Node 20, AsyncLocalStorage installs promise hooks that slow
+ *   every promise in the process (a no-op batched route served half the
+ *   requests a second with it; the house-price route served 30% fewer
+ *   beside an OCR route that had switched it on), so it is only paid for by
+ *   apps that need it. The call that revealed the need gets the context too
+ *   when it is the only request in flight.
  */
 export interface RequestContext extends AmbientContext {
   /** 'batch': the code of a batch of one multiplexed model's calls, which belongs to no single request. */
@@ -61,8 +67,20 @@ setContextRunner((context, fn) => {
 function missed(): RequestContext | undefined {
   if (inFlight.count === 0 || storage) return undefined
   storage = new AsyncLocalStorage<RequestContext>()
+  log.info('request context follows awaits', {
+    why: 'a batched call was made after an await inside a replica method, without { request }',
+    cost: 'AsyncLocalStorage from now on: on Node 20 its promise hooks slow every promise in this process',
+    fix: "take const call = currentRequest() before the method's first await, and pass this.method(item, { request: call })",
+    at: callSite(new Error().stack),
+  })
   // With one request in flight, the call can only be that request's.
   return inFlight.count === 1 ? inFlight.head!.context : undefined
+}
+
+/** The first frame of a stack that is not edgeserve's own: where the user made the call. */
+function callSite(stack: string | undefined): string | undefined {
+  const frames = (stack ?? '').split('\n').slice(1)
+  return frames.find((frame) => !/[/\\]src[/\\](batching|deployment)[/\\][^/\\]+\.[cm]?[jt]s/.test(frame))?.trim()
 }
 
 /**
@@ -94,7 +112,14 @@ export async function runInContext<R>(context: RequestContext, fn: () => R | Pro
   }
 }
 
-/** The request being served, inside a replica whose class has batched methods; undefined elsewhere. */
+/**
+ * The request being served, inside a replica whose class has batched
+ * methods; undefined elsewhere. Taken before a method's first await and
+ * passed to a batched call made after it (`this.classify(x, { request })`),
+ * it gives that call the request's signal, deadline and origin without
+ * AsyncLocalStorage, whose promise hooks slow every promise in a Node 20
+ * process once on.
+ */
 export function currentRequest(): RequestContext | undefined {
   return running ?? storage?.getStore()
 }

@@ -1,14 +1,16 @@
 /**
  * How a request's context (signal, deadline, origin) follows user code into
  * the batch queue: a plain variable while the user's method runs
- * synchronously, AsyncLocalStorage from the first batched call seen after an
- * await. The mode is process-wide, and vitest gives this file a fresh module
+ * synchronously, the request a call names with `{ request }`, and
+ * AsyncLocalStorage from the first batched call seen after an await without
+ * it. The mode is process-wide, and vitest gives this file a fresh module
  * graph, so the tests run in order: synchronous first, then the switch.
  */
 import { describe, expect, it } from 'vitest'
-import { batch, deployment } from '../../../src/index.js'
+import { batch, currentRequest, deployment } from '../../../src/index.js'
 import { contextTracking } from '../../../src/deployment/context.js'
 import { Replica } from '../../../src/deployment/replica.js'
+import { logged } from '../../support/logged.js'
 
 /**
  * A batched method whose first batch waits for open(): calls behind it stay
@@ -49,6 +51,17 @@ class CallsAfterAwaiting {
   }
 }
 
+/** As CallsAfterAwaiting, naming its request before the await. */
+class NamesItsRequest {
+  readonly gated = gatedBatch()
+  handle = this.gated.fn
+  async fetch(request: Request) {
+    const call = currentRequest()
+    const x = Number(await Promise.resolve(new URL(request.url).searchParams.get('x')))
+    return String(await this.handle(x, { request: call }))
+  }
+}
+
 const get = (x: number) => new Request(`http://test.local/?x=${x}`)
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
 
@@ -70,13 +83,37 @@ describe('request context in the batch queue', () => {
     expect(contextTracking()).toBe('synchronous')
   })
 
-  it('a batched call after an await switches tracking to AsyncLocalStorage, and later hang-ups still leave the queue', async () => {
+  it('a batched call after an await that names its request gets its signal and origin without AsyncLocalStorage', async () => {
+    const replica = new Replica(deployment(NamesItsRequest, { name: 'Named' }), 0)
+    const first = replica.fetch(get(1), {})
+    await tick()
+    const hangUp = new AbortController()
+    const second = replica.fetch(get(2), { signal: hangUp.signal })
+    await tick()
+    hangUp.abort()
+    const { gated } = replica.instance() as NamesItsRequest
+    gated.open()
+    expect(await (await first).text()).toBe('1')
+    expect((await second).status).toBe(499)
+    expect(gated.seen).toEqual([1])
+    expect(gated.keys).toEqual(['http'])
+    expect(contextTracking()).toBe('synchronous')
+  })
+
+  it('a batched call after an await switches tracking to AsyncLocalStorage, says where, and later hang-ups still leave the queue', async () => {
     const replica = new Replica(deployment(CallsAfterAwaiting, { name: 'After' }), 0)
     // The only request in flight: it reveals the need, and still gets its own context.
     const lone = new AbortController()
-    const first = replica.fetch(get(1), { signal: lone.signal })
-    await tick()
+    const { result, lines } = await logged(async () => {
+      // Wrapped: an async function returning the pending answer would wait for it.
+      const pending = { first: replica.fetch(get(1), { signal: lone.signal }) }
+      await tick()
+      return pending
+    })
+    const { first } = result
     expect(contextTracking()).toBe('async-local-storage')
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', event: 'request context follows awaits', fix: expect.stringMatching(/\{ request: call \}/) })])
+    expect(lines[0]!.at).toMatch(/CallsAfterAwaiting\.fetch .*context\.test\.ts/)
     const hangUp = new AbortController()
     const second = replica.fetch(get(2), { signal: hangUp.signal })
     await tick()
