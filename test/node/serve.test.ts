@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
-import type { ServerResponse } from 'node:http'
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -166,7 +166,7 @@ const adder = deployment(BatchAdder).bind({ workMs: 40 })
 const closedResponses = new Map<string, number>()
 const closedOn = (path: string) => closedResponses.get(path) ?? 0
 
-const app = new Hono<{ Bindings: { outgoing: ServerResponse } }>()
+const app = new Hono<{ Bindings: { incoming: IncomingMessage; outgoing: ServerResponse } }>()
   .use(async (c, next) => {
     const { pathname } = new URL(c.req.url)
     c.env.outgoing.once('close', () => closedResponses.set(pathname, closedOn(pathname) + 1))
@@ -187,6 +187,8 @@ const app = new Hono<{ Bindings: { outgoing: ServerResponse } }>()
   .get('/who', ingress(deployment(WhoAmI, { numReplicas: 2 })))
   .get('/leaky', ingress(deployment(Leaky)))
   .get('/guarded', ingress(deployment(Guarded)))
+  // The 'close' listeners of the connection this request came on.
+  .get('/connection-listeners', (c) => c.text(String(c.env.incoming.socket.listenerCount('close'))))
 
 let server: RunningServer
 const TOKEN = 'test-token-0123456789'
@@ -322,6 +324,51 @@ describe('serve() on a loopback port', () => {
     const third = await get('/gated?x=3')
     expect(await third.text()).toBe('30')
     expect(seenByHandler).toEqual([1, 3])
+  })
+
+  it("a kept-alive connection's requests share one 'close' listener, and a hang-up after many answers on it still leaves the queue", async () => {
+    // One connection for every request below.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const sockets = new Set<unknown>()
+    const send = (path: string) =>
+      new Promise<{ text: Promise<string>; destroy: () => void }>((resolve, reject) => {
+        const req = httpRequest(server.url + path, { agent }, (res) => {
+          res.setEncoding('utf8')
+          let body = ''
+          res.on('data', (chunk: string) => (body += chunk))
+          resolve({ text: new Promise((done) => res.on('end', () => done(body))), destroy: () => req.destroy() })
+        })
+        req.on('socket', (socket) => sockets.add(socket))
+        req.on('error', reject)
+        req.end()
+      })
+    try {
+      const listeners = async () => Number(await (await send('/connection-listeners')).text)
+      // Each /adder call waits in a batch queue, so each makes a disconnect signal.
+      expect(await (await send('/adder?number=1')).text).toBe('2')
+      const afterOne = await listeners()
+      for (let i = 0; i < 20; i++) expect(await (await send(`/adder?number=${i}`)).text).toBe(String(i + 1))
+      expect(await listeners()).toBe(afterOne)
+
+      gate = deferred()
+      seenByHandler.length = 0
+      const first = get('/gated?x=1') // another connection: it holds the batch slot
+      await vi.waitFor(() => expect(seenByHandler).toEqual([1]))
+      const closedBefore = closedOn('/gated')
+      const queued = httpRequest(server.url + '/gated?x=2', { agent })
+      queued.on('error', () => undefined)
+      queued.end()
+      await new Promise((resolve) => setTimeout(resolve, 100)) // it is queued now
+      queued.destroy()
+      await vi.waitFor(() => expect(closedOn('/gated')).toBe(closedBefore + 1))
+      gate.resolve()
+      expect(await (await first).text()).toBe('10')
+      expect(await (await get('/gated?x=3')).text()).toBe('30')
+      expect(seenByHandler).toEqual([1, 3]) // the hung-up call left the queue unseen
+      expect(sockets.size).toBe(1)
+    } finally {
+      agent.destroy()
+    }
   })
 
   it('answers 503 with Retry-After when a deployment is at capacity', async () => {

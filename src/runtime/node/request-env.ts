@@ -25,7 +25,7 @@ export function requestEnvClass(shared: Record<string, unknown>): RequestEnvClas
     }
 
     [disconnectSignal](): CancelSignal {
-      return new ClientDisconnect(this.outgoing)
+      return watchDisconnect(this.incoming.socket, this.outgoing)
     }
 
     [headerSource](name: string): string | null {
@@ -38,14 +38,60 @@ export function requestEnvClass(shared: Record<string, unknown>): RequestEnvClas
   return RequestEnv as RequestEnvClass
 }
 
-/** Fires when the response's stream closes before the response was sent: the client went away. */
+/** What a request's disconnect signal reads of its response: whether it was sent. */
+interface Outgoing {
+  writableFinished: boolean
+}
+
+/** Fires when the client goes away before the response was sent. */
 class ClientDisconnect extends CancelSource {
-  constructor(outgoing: { closed: boolean; writableFinished: boolean; once(event: 'close', listener: () => void): unknown }) {
+  constructor(private readonly outgoing: Outgoing) {
     super()
-    const hungUp = () => {
-      if (!outgoing.writableFinished) this.cancel(new RequestCancelledError('the client disconnected'))
-    }
-    if (outgoing.closed) hungUp()
-    else outgoing.once('close', hungUp)
   }
+
+  /** The connection closed: a client that had not had its answer went away. */
+  connectionClosed(): void {
+    if (!this.outgoing.writableFinished) this.cancel(new RequestCancelledError('the client disconnected'))
+  }
+
+  get answered(): boolean {
+    return this.outgoing.writableFinished
+  }
+}
+
+/** Each connection's requests that listen for their client going away, by socket. */
+const listening = new WeakMap<object, ClientDisconnect[]>()
+
+interface ConnectionSocket {
+  readonly destroyed: boolean
+  once(event: 'close', listener: () => void): unknown
+}
+
+/**
+ * A disconnect signal for a request on `socket`. The connection gets one
+ * 'close' listener, for all its requests, the first time one listens: a
+ * listener per request on its response cost an EventEmitter wrapper and a
+ * listener list per request, and an emit when each response closed. A
+ * request that was answered is dropped when the next one listens, so a
+ * long kept-alive connection holds only the requests it has in flight.
+ */
+function watchDisconnect(socket: ConnectionSocket, outgoing: Outgoing): CancelSignal {
+  const signal = new ClientDisconnect(outgoing)
+  if (socket.destroyed) {
+    signal.connectionClosed()
+    return signal
+  }
+  let requests = listening.get(socket)
+  if (requests === undefined) {
+    const list: ClientDisconnect[] = (requests = [])
+    listening.set(socket, list)
+    socket.once('close', () => {
+      for (const request of list) request.connectionClosed()
+      list.length = 0
+    })
+  } else {
+    for (let i = requests.length - 1; i >= 0; i--) if (requests[i]!.answered) requests.splice(i, 1)
+  }
+  requests.push(signal)
+  return signal
 }
