@@ -17,8 +17,18 @@ export const BODY_TOO_LARGE: unique symbol = Symbol('edgeserve.bodyTooLarge')
  * web stream is used then.
  */
 export interface DirectBody {
-  read(limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined
+  /** The body, at once where all of it has arrived, else when it has. */
+  read(limit: number): BodyBytes | Promise<BodyBytes> | undefined
+  /**
+   * A request header (`name` in lower case) as the runtime parsed it, or
+   * null. On Node, `request.headers` builds a web Headers object from every
+   * header of the request; the one asked for is a property away.
+   */
+  header?(name: string): string | null
 }
+
+/** A body read up to a limit: its bytes, or `BODY_TOO_LARGE`. */
+export type BodyBytes = Uint8Array | typeof BODY_TOO_LARGE
 
 const directBodies = new WeakMap<Request, DirectBody>()
 
@@ -32,11 +42,17 @@ export function offerDirectBody(request: Request, body: DirectBody): void {
  * bytes (`BODY_TOO_LARGE` past it); undefined if none was offered or it is
  * no longer available, and the caller reads `request.body`.
  */
-export function readDirectBody(request: Request, limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined {
+export function readDirectBody(request: Request, limit: number): BodyBytes | Promise<BodyBytes> | undefined {
   const direct = directBodies.get(request)
   if (direct === undefined) return undefined
   directBodies.delete(request)
   return direct.read(limit)
+}
+
+/** Request header `name` (lower case), from the runtime's own parse where it offered the body directly. */
+function headerOf(request: Request, name: string): string | null {
+  const direct = directBodies.get(request)
+  return direct?.header !== undefined ? direct.header(name) : request.headers.get(name)
 }
 
 /** A limit is the server's own setting: a wrong one is a bug of the app (a 500), never the client's fault. */
@@ -53,7 +69,7 @@ function checkLimit(caller: string, limit: unknown): void {
  */
 export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Uint8Array> {
   checkLimit('readBody', limit)
-  const declared = request.headers.get('content-length')
+  const declared = headerOf(request, 'content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
   const direct = readDirectBody(request, limit)
   if (direct !== undefined) {
@@ -85,17 +101,20 @@ export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Pr
   return body
 }
 
+/** Shared: a decode without `stream` starts afresh, even after one that threw. */
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
 /** Read and parse a JSON body, with 413 past the limit and 400 for anything that is not JSON. */
 export async function readJson(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
   checkLimit('readJson', limit)
-  const type = request.headers.get('content-type')
+  const type = headerOf(request, 'content-type')
   if (type !== null && !/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
     throw new HTTPError(415, `expected a JSON body (content-type: application/json), received content-type ${JSON.stringify(type.slice(0, 100))}`)
   }
   const bytes = await readBody(request, limit)
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    text = utf8.decode(bytes)
   } catch {
     throw new HTTPError(400, 'the request body is not valid UTF-8')
   }

@@ -45,6 +45,16 @@ async function app(request: Request): Promise<Response> {
       return json(error instanceof RequestCancelledError ? 499 : 413, 'HTTPError')
     }
   }
+  // readBody once the whole body has arrived: it waits in the stream's buffer and is taken from there.
+  if (pathname === '/direct-later') {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const limit = Number(new URL(request.url).searchParams.get('limit'))
+    const body = await readBody(request, limit).catch(() => undefined)
+    if (body === undefined) return json(413, 'HTTPError')
+    let sum = 0
+    for (const byte of body) sum = (sum + byte) % 65_521
+    return Response.json({ bytes: body.byteLength, sum })
+  }
   // The body read as a web stream first: readBody must not read the socket a second time.
   if (pathname === '/web-then-direct') {
     const text = await request.text()
@@ -241,6 +251,23 @@ describe('readBody on Node reads the socket stream directly', () => {
     await connection.write('POST /direct HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
     await connection.write(chunked)
     expect(JSON.parse((await connection.next()).body)).toEqual({ bytes: 8, sum: checksum(Buffer.from('abcdefgh')) })
+    await connection.write(GOOD)
+    expect((await connection.next()).body).toBe('ok')
+    connection.close()
+  })
+
+  it('a body read after it has all arrived is whole, past the limit a 413, and the connection stays usable', async () => {
+    const connection = await RawConnection.open(base)
+    for (const size of [0, 10, 300_000]) {
+      const body = Buffer.from(Array.from({ length: size }, (_, i) => (i * 3 + size) % 251))
+      const sent = connection.send(post('/direct-later?limit=1000000', size), body)
+      const answer = await connection.next()
+      await sent
+      expect([answer.status, JSON.parse(answer.body)], `${size} B`).toEqual([200, { bytes: size, sum: checksum(body) }])
+    }
+    const sent = connection.send(post('/direct-later?limit=1000', 5000), Buffer.alloc(5000, 0x61))
+    expect((await connection.next()).status).toBe(413)
+    await sent
     await connection.write(GOOD)
     expect((await connection.next()).body).toBe('ok')
     connection.close()

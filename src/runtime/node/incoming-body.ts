@@ -4,7 +4,7 @@
  * (see `DirectBody` in http/body.ts for why).
  */
 import type { IncomingMessage } from 'node:http'
-import { BODY_TOO_LARGE, offerDirectBody, type DirectBody } from '../../http/body.js'
+import { BODY_TOO_LARGE, offerDirectBody, type BodyBytes, type DirectBody } from '../../http/body.js'
 import { HTTPError, RequestCancelledError } from '../../errors.js'
 
 /** Offer `request`'s body from `incoming`, unless the method carries none. */
@@ -17,12 +17,35 @@ export function offerIncomingBody(request: Request, incoming: IncomingMessage): 
 class IncomingBody implements DirectBody {
   constructor(private readonly incoming: IncomingMessage) {}
 
-  read(limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined {
+  read(limit: number): BodyBytes | Promise<BodyBytes> | undefined {
     const incoming = this.incoming
     // Someone began reading it as a web stream (request.body, request.json()): theirs now.
     if (incoming.readableDidRead || incoming.readableEnded || incoming.listenerCount('data') > 0) return undefined
+    // All of it has arrived (a small body comes in the packet of its headers): it waits in the
+    // stream's buffer, to be taken at once rather than through listeners and ticks.
+    if (incoming.complete) return takeBuffered(incoming, limit)
     return readIncoming(incoming, limit)
   }
+
+  header(name: string): string | null {
+    return incomingHeader(this.incoming, name)
+  }
+}
+
+/** A header of `incoming` (`name` in lower case) as one string, as `Headers.get()` gives it; null without one. */
+export function incomingHeader(incoming: Pick<IncomingMessage, 'headers'>, name: string): string | null {
+  const value = incoming.headers[name]
+  return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+}
+
+const EMPTY = new Uint8Array(0)
+
+/** A body that has all arrived, from the stream's buffer; past `limit` it is left there, as readIncoming() leaves the rest. */
+function takeBuffered(incoming: IncomingMessage, limit: number): BodyBytes {
+  if (incoming.readableLength > limit) return BODY_TOO_LARGE
+  // In paused mode, read() without a size returns the whole buffer (null if it is empty), and ends the stream.
+  const bytes = incoming.read() as Buffer | null
+  return bytes ?? EMPTY
 }
 
 /**
@@ -31,7 +54,7 @@ class IncomingBody implements DirectBody {
  * the server drains it or closes the connection after the answer (see
  * connections.ts), so the next request on a kept-alive connection is safe.
  */
-function readIncoming(incoming: IncomingMessage, limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> {
+function readIncoming(incoming: IncomingMessage, limit: number): Promise<BodyBytes> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let total = 0

@@ -2,6 +2,7 @@ import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import { CancelSource, type CancelSignal } from '../../batching/cancel-signal.js'
 import { RequestCancelledError } from '../../errors.js'
 import { disconnectSignal, headerSource } from '../../http/http-call.js'
+import { incomingHeader } from './incoming-body.js'
 
 type NodeBindings = HttpBindings | Http2Bindings
 
@@ -29,8 +30,7 @@ export function requestEnvClass(shared: Record<string, unknown>): RequestEnvClas
     }
 
     [headerSource](name: string): string | null {
-      const value = this.incoming.headers[name]
-      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+      return incomingHeader(this.incoming, name)
     }
   }
   Object.setPrototypeOf(RequestEnv.prototype, shared)

@@ -40,6 +40,27 @@ describe('a body offered directly', () => {
     expect(await readJson(request)).toBe('web')
   })
 
+  it("takes the request's headers from the offer where it gives them, not from request.headers", async () => {
+    const headers: Record<string, string> = { 'content-type': 'text/plain', 'content-length': '8' }
+    const asked: string[] = []
+    const offer = (request: Request) =>
+      offerDirectBody(request, {
+        read: () => new TextEncoder().encode('"direct"'),
+        header: (name) => (asked.push(name), headers[name] ?? null),
+      })
+    const json = post('"web"') // says application/json; the offer says text/plain
+    offer(json)
+    await expect(readJson(json)).rejects.toMatchObject({ status: 415 })
+    headers['content-type'] = 'application/json'
+    const small = post('"web"')
+    offer(small)
+    await expect(readBody(small, 4)).rejects.toMatchObject({ status: 413 }) // the offer's Content-Length, 8
+    const fine = post('"web"')
+    offer(fine)
+    expect(await readJson(fine)).toBe('direct')
+    expect(asked).toEqual(['content-type', 'content-length', 'content-type', 'content-length'])
+  })
+
   it('a declared Content-Length over the limit is refused before the offer is read', async () => {
     const request = new Request('http://x/', { method: 'POST', body: 'x'.repeat(100), headers: { 'content-length': '100' } })
     let reads = 0

@@ -9,7 +9,7 @@ import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
 import { errorResponse } from '../../../deployment/responses.js'
-import { BODY_TOO_LARGE, offerDirectBody, type DirectBody } from '../../../http/body.js'
+import { BODY_TOO_LARGE, offerDirectBody, type BodyBytes, type DirectBody } from '../../../http/body.js'
 import { RequestCancelledError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
@@ -172,9 +172,9 @@ class ReceivedBody implements DirectBody {
     private readonly bytes: ArrayBuffer,
   ) {}
 
-  read(limit: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> | undefined {
+  read(limit: number): BodyBytes | undefined {
     if (this.request.bodyUsed) return undefined
-    return Promise.resolve(this.bytes.byteLength > limit ? BODY_TOO_LARGE : new Uint8Array(this.bytes))
+    return this.bytes.byteLength > limit ? BODY_TOO_LARGE : new Uint8Array(this.bytes)
   }
 }
 
