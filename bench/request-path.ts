@@ -26,10 +26,13 @@ const app = new Hono()
   .get('/noop', ingress(noOp))
   .get('/noop-batched', ingress(batchedNoOp))
 const noOpSet = new ReplicaSet(noOp, [new Replica(noOp, 0)])
-// The env serve() gives each request; the response object stands in for Node's, whose close is never seen here.
+// The env serve() gives each request. The socket stands in for one kept-alive connection that never
+// closes; its response reads as sent, so each request drops the one before from the connection's
+// disconnect list, as on a real connection whose requests come one after another.
 const RequestEnv = requestEnvClass({ NoOp: noOpSet, BatchedNoOp: new ReplicaSet(batchedNoOp, [new Replica(batchedNoOp, 0)]) })
-const response = { closed: false, writableFinished: false, once: () => response }
-const env = new RequestEnv({ incoming: { headers: {} }, outgoing: response } as unknown as ConstructorParameters<typeof RequestEnv>[0])
+const socket = { destroyed: false, once: () => socket }
+const response = { closed: false, writableFinished: true, once: () => response }
+const env = new RequestEnv({ incoming: { headers: {}, socket }, outgoing: response } as unknown as ConstructorParameters<typeof RequestEnv>[0])
 const request = (path: string) => new Request(`http://bench.local${path}`)
 
 /** ns per call of `call`, 64 callers each awaiting its next call (caller i passes i). */
