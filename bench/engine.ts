@@ -9,7 +9,7 @@ import { median, quick } from './lib.js'
 
 const N = 64 * 1000 // items per burst: 1,000 batches of 64, all called at once
 const WARMUP = quick ? 3 : 5
-const REPEATS = quick ? 11 : 15
+const REPEATS = quick ? 9 : 15
 
 const engines = enginesAt(64)
 

@@ -162,7 +162,7 @@ async function measureHere(threadsArg: string, instancesArg: string | undefined)
     pipeline.push({ batch: n, itemsPerS: whole!, msPerRun: (n * 1000) / whole! })
   }
   const pick = pipeline.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
-  const [again] = await itemsPerSecond([() => model.run({ [input]: tensor(prepare(pick.batch), pick.batch) })], pick.batch, windowMs * 2, repeats + 2)
+  const [again] = await itemsPerSecond([() => model.run({ [input]: tensor(prepare(pick.batch), pick.batch) })], pick.batch, windowMs * 2, repeats)
   const pipelineBest = { batch: pick.batch, itemsPerS: again!, msPerRun: (pick.batch * 1000) / again! }
   await model.release()
   return {

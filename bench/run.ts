@@ -57,6 +57,19 @@ async function rows(target: string, server: Server, endpoints: Endpoint[], c: nu
   })
 }
 
+/** One endpoint's rows on each of `servers`, interleaved over `repeats` rounds. */
+async function rowsAcross(target: string, servers: Server[], endpoint: Endpoint, c: number, repeats: number, probe?: string): Promise<Row[]> {
+  for (const server of servers) await prime(server.base, endpoint)
+  const specs = servers.map((server) =>
+    loadSpec(endpoint, server.base, { target, connections: c, durationS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
+  )
+  const measured = await interleavedRows(specs, repeats)
+  return measured.map((row, i) => {
+    log(`${target} ${endpoint.name} c=${c}, server ${i + 1}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, batch ${row.meanBatchSize?.toFixed(1) ?? '-'}, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}`)
+    return { ...row, endpoint: endpoint.name }
+  })
+}
+
 async function withServer<R>(argv: string[], ready: RegExp, env: Record<string, string>, use: (server: Server) => Promise<R>): Promise<R> {
   const child = await startChild(argv, ready, env, 90_000)
   try {
@@ -67,6 +80,19 @@ async function withServer<R>(argv: string[], ready: RegExp, env: Record<string, 
 }
 const nodeServer = <R>(args: string[], env: Record<string, string>, use: (server: Server) => Promise<R>) =>
   withServer([process.execPath, TSX, 'bench/server.ts', ...args], /READY (http:\/\/\S+)/, env, use)
+
+/** Node servers started together, one per environment, and stopped together after `use`. */
+async function nodeServers<R>(args: string[], envs: Record<string, string>[], use: (servers: Server[]) => Promise<R>): Promise<R> {
+  const started = await Promise.allSettled(envs.map((env) => startChild([process.execPath, TSX, 'bench/server.ts', ...args], /READY (http:\/\/\S+)/, env, 90_000)))
+  const children = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
+  try {
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+    if (failed) throw failed.reason
+    return await use(children.map((child) => ({ base: child.match[1]!, group: child.child.pid! })))
+  } finally {
+    await Promise.all(children.map((child) => child.stop()))
+  }
+}
 
 function machine() {
   const cpuModel = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown'
@@ -118,16 +144,14 @@ const nodeRows = await nodeServer([], {}, async (server) => {
 // 3b. OCR replicas on worker threads: one against two, one ORT thread each (EDGESERVE_NUM_THREADS=1),
 // so that the ratio says how replicas scale rather than how ORT's own threads do. The full run adds
 // the shipped default, where replicas split the machine's cores between them.
+// The two servers run side by side and their rows alternate, as a ratio's rows do in one server.
 const threadRows: (Row & { replicas: number; ortThreads: string })[] = []
 for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
-  for (const replicas of [1, 2]) {
-    log(`node server, OCR on ${replicas} thread replica(s), ORT threads: ${ortThreads}`)
-    const env: Record<string, string> = { BENCH_OCR_REPLICAS: String(replicas), ...(ortThreads === '1' ? { EDGESERVE_NUM_THREADS: '1' } : {}) }
-    const [row] = await nodeServer(['--threads'], env, (server) =>
-      rows('node-threads', server, [E.ocrBatched], 64, ortThreads === '1' ? RATIO_REPEATS : 1, PROBE),
-    )
-    threadRows.push({ ...row!, replicas, ortThreads })
-  }
+  log(`node servers, OCR on 1 and on 2 thread replicas, ORT threads: ${ortThreads}`)
+  const env = (replicas: number): Record<string, string> => ({ BENCH_OCR_REPLICAS: String(replicas), ...(ortThreads === '1' ? { EDGESERVE_NUM_THREADS: '1' } : {}) })
+  const repeats = ortThreads === '1' ? RATIO_REPEATS : 1
+  const pair = await nodeServers(['--threads'], [env(1), env(2)], (servers) => rowsAcross('node-threads', servers, E.ocrBatched, 64, repeats, PROBE))
+  pair.forEach((row, i) => threadRows.push({ ...row, replicas: i + 1, ortThreads }))
 }
 
 // 4. workerd through wrangler dev
@@ -139,10 +163,11 @@ try {
     [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
     /Ready on (http:\/\/[\d.]+:\d+)/,
     {},
-    async (server) => [
-      ...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)),
-      ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64)),
-    ],
+    // Quick mode: only the row workerd_vs_node_c64 needs.
+    async (server) =>
+      quick
+        ? await rows('workerd', server, [E.ocrBatched], 64)
+        : [...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)), ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64))],
   )
 } catch (error) {
   workerdError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
