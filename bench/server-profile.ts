@@ -76,40 +76,43 @@ function groupOf(stack: ProfileNode['callFrame'][]): string {
   return `node ${leaf.url.startsWith('node:') ? leaf.url : shortFile(leaf.url) || leaf.functionName}`
 }
 
-/** Milliseconds of each group between `from` and `to` (the profile's microsecond clock). */
-function groupTimes(profile: Profile, from: number, to: number): Map<string, number> {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const parentOf = new Map<number, number>()
-  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
-  const groups = new Map<string, number>()
+/**
+ * Milliseconds of the samples between `from` and `to` (the profile's
+ * microsecond clock), summed by the key `keyOf` gives each sample's node.
+ */
+function timesBy(profile: Profile, from: number, to: number, keyOf: (id: number) => string): Map<string, number> {
+  const times = new Map<string, number>()
   let time = profile.startTime
   for (let i = 0; i < profile.samples.length; i++) {
     time += profile.timeDeltas[i]!
     // A sample stands for the time until the next one.
     const span = (profile.timeDeltas[i + 1] ?? 0) / 1000
     if (time < from || time > to) continue
-    const stack: ProfileNode['callFrame'][] = []
-    for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parentOf.get(id)) stack.push(byId.get(id)!.callFrame)
-    const group = groupOf(stack)
-    groups.set(group, (groups.get(group) ?? 0) + span)
+    const key = keyOf(profile.samples[i]!)
+    times.set(key, (times.get(key) ?? 0) + span)
   }
-  return groups
+  return times
+}
+
+/** Milliseconds of each group (see groupOf) between `from` and `to`. */
+function groupTimes(profile: Profile, from: number, to: number): Map<string, number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parentOf = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
+  return timesBy(profile, from, to, (leaf) => {
+    const stack: ProfileNode['callFrame'][] = []
+    for (let id: number | undefined = leaf; id !== undefined; id = parentOf.get(id)) stack.push(byId.get(id)!.callFrame)
+    return groupOf(stack)
+  })
 }
 
 /** Milliseconds each function ran itself (the sample's leaf) between `from` and `to`, by name and place. */
 function selfTimes(profile: Profile, from: number, to: number): Map<string, number> {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const times = new Map<string, number>()
-  let time = profile.startTime
-  for (let i = 0; i < profile.samples.length; i++) {
-    time += profile.timeDeltas[i]!
-    const span = (profile.timeDeltas[i + 1] ?? 0) / 1000
-    if (time < from || time > to) continue
-    const { functionName, url } = byId.get(profile.samples[i]!)!.callFrame
-    const name = `${functionName || '(anonymous)'} ${url ? shortFile(url) : ''}`.trim()
-    times.set(name, (times.get(name) ?? 0) + span)
-  }
-  return times
+  return timesBy(profile, from, to, (leaf) => {
+    const { functionName, url } = byId.get(leaf)!.callFrame
+    return `${functionName || '(anonymous)'} ${url ? shortFile(url) : ''}`.trim()
+  })
 }
 
 /**

@@ -65,36 +65,35 @@ class NamesItsRequest {
 const get = (x: number) => new Request(`http://test.local/?x=${x}`)
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
 
+/**
+ * Two requests to `replica`, whose class holds a gatedBatch() as `gated`:
+ * the first holds the batch slot, the second hangs up while it waits in
+ * the queue; then the gate opens. What each was answered, and the batch.
+ */
+async function hangUpWhileQueued(replica: Replica) {
+  const first = replica.fetch(get(1), {})
+  await tick()
+  const hangUp = new AbortController()
+  const second = replica.fetch(get(2), { signal: hangUp.signal })
+  await tick()
+  hangUp.abort()
+  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
+  gated.open()
+  return { first: await (await first).text(), second: (await second).status, gated }
+}
+
 describe('request context in the batch queue', () => {
   it('a batched call made before the first await gets the request signal without AsyncLocalStorage', async () => {
-    const replica = new Replica(deployment(CallsBeforeAwaiting, { name: 'Before' }), 0)
-    const first = replica.fetch(get(1), {})
-    await tick()
-    const hangUp = new AbortController()
-    const second = replica.fetch(get(2), { signal: hangUp.signal })
-    await tick()
-    hangUp.abort()
-    const { gated } = replica.instance() as CallsBeforeAwaiting
-    gated.open()
-    expect(await (await first).text()).toBe('1')
-    expect((await second).status).toBe(499)
+    const { first, second, gated } = await hangUpWhileQueued(new Replica(deployment(CallsBeforeAwaiting, { name: 'Before' }), 0))
+    expect([first, second]).toEqual(['1', 499])
     expect(gated.seen).toEqual([1]) // the hung-up call left the queue unseen
     expect(gated.keys).toEqual(['http'])
     expect(contextTracking()).toBe('synchronous')
   })
 
   it('a batched call after an await that names its request gets its signal and origin without AsyncLocalStorage', async () => {
-    const replica = new Replica(deployment(NamesItsRequest, { name: 'Named' }), 0)
-    const first = replica.fetch(get(1), {})
-    await tick()
-    const hangUp = new AbortController()
-    const second = replica.fetch(get(2), { signal: hangUp.signal })
-    await tick()
-    hangUp.abort()
-    const { gated } = replica.instance() as NamesItsRequest
-    gated.open()
-    expect(await (await first).text()).toBe('1')
-    expect((await second).status).toBe(499)
+    const { first, second, gated } = await hangUpWhileQueued(new Replica(deployment(NamesItsRequest, { name: 'Named' }), 0))
+    expect([first, second]).toEqual(['1', 499])
     expect(gated.seen).toEqual([1])
     expect(gated.keys).toEqual(['http'])
     expect(contextTracking()).toBe('synchronous')
