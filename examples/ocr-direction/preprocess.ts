@@ -79,11 +79,19 @@ function resizedRow(src: Uint8Array, row: number, keep: number, w: number, chann
   const slot = rowInSlot[0] === keep ? 1 : 0
   const values = RESIZED_ROWS[slot]
   const { lower: lefts, upper: rights, weight: fxs } = COLUMNS
-  for (let x = 0, i = 0; x < w; x++) {
-    const left = row + lefts[x]!
-    const right = row + rights[x]!
-    const fx = fxs[x]!
-    for (let c = 0; c < channels; c++, i++) values[i] = src[left + c]! + (src[right + c]! - src[left + c]!) * fx
+  if (channels === 1) {
+    // Gray, the usual text crop: one sample a pixel, no loop over channels.
+    for (let x = 0; x < w; x++) {
+      const left = src[row + lefts[x]!]!
+      values[x] = left + (src[row + rights[x]!]! - left) * fxs[x]!
+    }
+  } else {
+    for (let x = 0, i = 0; x < w; x++) {
+      const left = row + lefts[x]!
+      const right = row + rights[x]!
+      const fx = fxs[x]!
+      for (let c = 0; c < channels; c++, i++) values[i] = src[left + c]! + (src[right + c]! - src[left + c]!) * fx
+    }
   }
   rowInSlot[slot] = row
   return values
