@@ -37,38 +37,40 @@ interface Server {
  */
 const PROBE = E.hello.path
 
-/** Rows for `endpoints` at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given. */
-async function rows(target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string): Promise<Row[]> {
-  for (const endpoint of endpoints) await prime(server.base, endpoint)
-  const specs = endpoints.map((endpoint) =>
+/** One row to measure: an endpoint on a server, and how the log names it. */
+interface RowSpec {
+  server: Server
+  endpoint: Endpoint
+  label: string
+}
+
+/** The rows at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given. */
+async function interleaved(target: string, specs: RowSpec[], c: number, repeats: number, probe?: string): Promise<Row[]> {
+  for (const { server, endpoint } of specs) await prime(server.base, endpoint)
+  const loads = specs.map(({ server, endpoint }) =>
     loadSpec(endpoint, server.base, { target, connections: c, durationS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
   )
-  const measured = await interleavedRows(specs, repeats)
+  const measured = await interleavedRows(loads, repeats)
   return measured.map((row, i) => {
-    const name = endpoints[i]!.name
+    const { endpoint, label } = specs[i]!
     log(
-      `${target} ${name} c=${c}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ` +
+      `${target} ${label} c=${c}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ` +
         `batch ${row.meanBatchSize?.toFixed(1) ?? '-'}` +
         (row.batchItemsPerS === null ? '' : ` (batches ran ${row.batchItemsPerS.toFixed(0)} items/s)`) +
         `, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}` +
         (row.probeP50Ms === null ? '' : `, ${probe} p50 ${row.probeP50Ms.toFixed(2)} ms p99 ${row.probeP99Ms!.toFixed(2)} ms`),
     )
-    return { ...row, endpoint: name }
-  })
-}
-
-/** One endpoint's rows on each of `servers`, interleaved over `repeats` rounds. */
-async function rowsAcross(target: string, servers: Server[], endpoint: Endpoint, c: number, repeats: number, probe?: string): Promise<Row[]> {
-  for (const server of servers) await prime(server.base, endpoint)
-  const specs = servers.map((server) =>
-    loadSpec(endpoint, server.base, { target, connections: c, durationS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
-  )
-  const measured = await interleavedRows(specs, repeats)
-  return measured.map((row, i) => {
-    log(`${target} ${endpoint.name} c=${c}, server ${i + 1}: ${row.requestsPerS.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms, batch ${row.meanBatchSize?.toFixed(1) ?? '-'}, cores: server ${row.serverCores?.toFixed(2) ?? '-'} load ${row.loadGeneratorCores.toFixed(2)}`)
     return { ...row, endpoint: endpoint.name }
   })
 }
+
+/** Rows for `endpoints` on one server, interleaved. */
+const rows = (target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string): Promise<Row[]> =>
+  interleaved(target, endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })), c, repeats, probe)
+
+/** One endpoint's rows on each of `servers`, interleaved. */
+const rowsAcross = (target: string, servers: Server[], endpoint: Endpoint, c: number, repeats: number, probe?: string): Promise<Row[]> =>
+  interleaved(target, servers.map((server, i) => ({ server, endpoint, label: `${endpoint.name}, server ${i + 1}` })), c, repeats, probe)
 
 async function withServer<R>(argv: string[], ready: RegExp, env: Record<string, string>, use: (server: Server) => Promise<R>): Promise<R> {
   const child = await startChild(argv, ready, env, 90_000)

@@ -64,19 +64,19 @@ if (session) {
 }
 
 async function runSlice({ id, feeds }) {
-    try {
-      const tensors = {}
-      for (const [name, { type, dims, data }] of Object.entries(feeds)) tensors[name] = new ort.Tensor(type, data, dims)
-      const results = await session.run(tensors)
-      const outputs = {}
-      const transfer = []
-      for (const [name, tensor] of Object.entries(results)) {
-        const moved = movable(tensor.data)
-        outputs[name] = { type: tensor.type, dims: tensor.dims, data: moved.data }
-        transfer.push(...moved.transfer)
-      }
-      parentPort.postMessage({ id, outputs }, transfer)
-    } catch (error) {
-      parentPort.postMessage({ id, error: errorOf(error) })
+  try {
+    const tensors = {}
+    for (const [name, { type, dims, data }] of Object.entries(feeds)) tensors[name] = new ort.Tensor(type, data, dims)
+    const results = await session.run(tensors)
+    const outputs = {}
+    const transfer = []
+    for (const [name, tensor] of Object.entries(results)) {
+      const moved = movable(tensor.data)
+      outputs[name] = { type: tensor.type, dims: tensor.dims, data: moved.data }
+      transfer.push(...moved.transfer)
     }
+    parentPort.postMessage({ id, outputs }, transfer)
+  } catch (error) {
+    parentPort.postMessage({ id, error: errorOf(error) })
+  }
 }

@@ -14,10 +14,10 @@
  */
 import { Worker } from 'node:worker_threads'
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
-
-type TensorClass = typeof import('onnxruntime-web').Tensor
 import { batchSizeOf, joinOutputs, shares, sliceFeeds, type WireFeeds } from '../batch-axis.js'
 import type { ModelSession, Provider } from '../model.js'
+
+type TensorClass = typeof import('onnxruntime-web').Tensor
 
 const INSTANCE = new URL('./instance.mjs', import.meta.url)
 
