@@ -2,31 +2,59 @@
  * The deadlines of a queue's calls, watched with one timer: armed for the
  * earliest deadline, it fails every call whose deadline has passed and
  * re-arms for the next. A timer per call would cost a timer per call.
+ *
+ * The watched calls are a linked list of small nodes, each held by its call
+ * (`watch()` returns it, `forget()` takes it), not a `Map` keyed by call.
+ * A Map that a call is added to and deleted from on every request is
+ * rebuilt every few dozen calls, and V8 keeps each outgrown table linked to
+ * its successor for the Map's iterators; an outgrown table that was already
+ * old kept the calls it held, and every request and batch they reach,
+ * alive through minor GCs until the next full one. Served at 64
+ * connections, that made the house-price route's minor GCs cost four times
+ * the bare JSON route's (bench/limits.md).
  */
+import { LinkedQueue, type Linked } from './list.js'
+
+/** A watched call's place on the timer. Removed from the list, it holds no neighbour. */
+export class DeadlineWatch<E> implements Linked<DeadlineWatch<E>> {
+  prev: DeadlineWatch<E> | undefined = undefined
+  next: DeadlineWatch<E> | undefined = undefined
+  constructor(
+    readonly entry: E,
+    readonly deadline: number,
+  ) {}
+}
+
 export class DeadlineTimer<E> {
-  /** Each watched call and its deadline (kept here, so calls without one carry no field for it). */
-  private readonly watched = new Map<E, number>()
+  private readonly watched = new LinkedQueue<DeadlineWatch<E>>()
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   private timerAt = Infinity
   private readonly sweepTask = (): void => this.sweep()
 
   constructor(private readonly expire: (entry: E) => void) {}
 
-  watch(entry: E, deadline: number): void {
-    this.watched.set(entry, deadline)
+  /** Watch `entry` until `deadline` (a `Date.now()` time); keep what it returns to `forget()` it. */
+  watch(entry: E, deadline: number): DeadlineWatch<E> {
+    const watch = new DeadlineWatch(entry, deadline)
+    this.watched.push(watch)
     if (deadline < this.timerAt) this.arm(deadline)
+    return watch
   }
 
-  forget(entry: E): boolean {
-    // Most calls have no deadline: skip the lookup while none is watched.
-    if (this.watched.size === 0 || !this.watched.delete(entry)) return false
+  /** Stop watching; a watch already forgotten, or expired, is left alone. */
+  forget(watch: DeadlineWatch<E>): void {
+    if (!this.isWatched(watch)) return
+    this.watched.remove(watch)
     // Nothing left to watch: no timer should keep the process awake.
-    if (this.watched.size === 0 && this.timer !== undefined) {
+    if (this.watched.count === 0 && this.timer !== undefined) {
       clearTimeout(this.timer)
       this.timer = undefined
       this.timerAt = Infinity
     }
-    return true
+  }
+
+  private isWatched(watch: DeadlineWatch<E>): boolean {
+    return watch.prev !== undefined || watch.next !== undefined || this.watched.head === watch
   }
 
   private arm(at: number): void {
@@ -40,10 +68,17 @@ export class DeadlineTimer<E> {
     this.timerAt = Infinity
     const now = Date.now()
     let next = Infinity
-    for (const [entry, deadline] of this.watched) {
-      if (deadline <= now) this.expire(entry)
-      else if (deadline < next) next = deadline
+    const passed: DeadlineWatch<E>[] = []
+    for (let watch = this.watched.head; watch !== undefined; watch = watch.next) {
+      if (watch.deadline <= now) passed.push(watch)
+      else if (watch.deadline < next) next = watch.deadline
     }
-    if (next !== Infinity && this.watched.size > 0) this.arm(next)
+    // Expired after the walk: failing a call settles it, which may forget other watches.
+    for (const watch of passed) {
+      if (!this.isWatched(watch)) continue
+      this.forget(watch)
+      this.expire(watch.entry)
+    }
+    if (next !== Infinity && this.watched.count > 0) this.arm(next)
   }
 }

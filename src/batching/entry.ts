@@ -1,4 +1,5 @@
 import type { CancelSignal } from './cancel-signal.js'
+import type { DeadlineWatch } from './deadlines.js'
 import { RequestCancelledError } from '../errors.js'
 import type { Linked } from './list.js'
 import type { ResolvedBatchOptions } from './options.js'
@@ -66,6 +67,8 @@ export class Entry<T, R> {
   /** `batchSizeFn` units; 1 without one. */
   size = 1
   signal: CancelSignal | undefined = undefined
+  /** Its place on the queue's deadline timer, while it has a deadline and has not settled. */
+  deadlineWatch: DeadlineWatch<Entry<T, R>> | undefined = undefined
   /** performance.now() at admission; only set while the queue is observed. */
   enqueuedAt = 0
   /**

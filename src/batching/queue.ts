@@ -288,7 +288,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       entry.signal = signal
       signal.addEventListener('abort', entry, ONCE)
     }
-    if (deadline !== undefined) this.deadlines.watch(entry, deadline)
+    if (deadline !== undefined) entry.deadlineWatch = this.deadlines.watch(entry, deadline)
     if (signal !== undefined || deadline !== undefined) this.watchedCalls++
     // `!== undefined`, not a truthiness test: for a field V8 cannot type,
     // that compiles to a check for each falsy kind of value (false, '', 0,
@@ -374,7 +374,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   /** Stop listening for a settled call's abort and watching its deadline. */
   unwatch(entry: Entry<T, R>): void {
     if (this.watchedCalls === 0) return
-    let watched = this.deadlines.forget(entry)
+    let watched = false
+    if (entry.deadlineWatch !== undefined) {
+      this.deadlines.forget(entry.deadlineWatch)
+      entry.deadlineWatch = undefined
+      watched = true
+    }
     if (entry.signal !== undefined) {
       entry.signal.removeEventListener('abort', entry)
       watched = true

@@ -302,17 +302,17 @@ export class ThreadReplica implements ReplicaEndpoint {
     return new Promise((resolve, reject) => {
       const { signal, deadline } = call
       const abort = () => this.#post({ type: 'abort', id })
+      const watch = deadline === undefined ? undefined : this.#deadlines.watch(id, deadline)
       const exchange: Exchange = {
         worker: this.#worker,
         resolve: (answer, body) => resolve({ answer, body }),
         reject,
         done: () => {
           signal?.removeEventListener('abort', abort)
-          if (deadline !== undefined) this.#deadlines.forget(id)
+          if (watch !== undefined) this.#deadlines.forget(watch)
         },
       }
       this.#exchanges.set(id, exchange)
-      if (deadline !== undefined) this.#deadlines.watch(id, deadline)
       try {
         this.#post(build(id), transfer)
       } catch (error) {
