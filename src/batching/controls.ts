@@ -7,6 +7,13 @@ export interface BatchControls<T> {
   setMaxBatchSize(maxBatchSize: number): void
   /** Validated; applies from the next batch to form (a batch already forming keeps its wait). */
   setBatchWaitTimeoutS(batchWaitTimeoutS: number): void
+  /**
+   * Validated; applies at once. Fewer than now lets the batches running
+   * finish and starts no more until fewer than the new limit run. For what
+   * is known only once the handler's resources exist, such as the number of
+   * instances a model was loaded as (`Model.instances`).
+   */
+  setMaxConcurrentBatches(maxConcurrentBatches: number): void
   stats(): BatchStats
   /** The options in force (read-only view). */
   readonly options: Readonly<ResolvedBatchOptions<T>>
@@ -35,6 +42,7 @@ export function withControls<T, R, F extends (item: T, options?: CallOptions) =>
   return Object.assign(call, {
     setMaxBatchSize: (value: number) => queue.setMaxBatchSize(value),
     setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),
+    setMaxConcurrentBatches: (value: number) => queue.setMaxConcurrentBatches(value),
     stats: () => queue.stats(),
     options: queue.options,
     observe: (observer: QueueObserver | undefined) => {

@@ -154,15 +154,15 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * The options a call's path reads, kept on the queue: a field of its own is
    * one load, where `this.options.x` is two and a check of the options'
    * shape. The queue reads these three from its fields only, never from
-   * `options`. `maxBatchSize` follows setMaxBatchSize(), which also updates
-   * `options` for readers outside the queue (continuous batching); the
-   * others never change. Each has an initializer, as `fastAdmissionLimit`
+   * `options`. `maxBatchSize` and `maxConcurrentBatches` follow their
+   * setters, which also update `options` for readers outside the queue
+   * (continuous batching, admin routes); `striding` never changes. Each has an initializer, as `fastAdmissionLimit`
    * does: a field declared without one is first defined as undefined, and
    * V8 then checks on every call that it holds a small integer (a boolean:
    * each kind of falsy value).
    */
   private maxBatchSize: number = 0
-  private readonly maxConcurrentBatches: number = 0
+  private maxConcurrentBatches: number = 0
   private readonly striding: boolean = false
   private queued = 0
   /**
@@ -424,6 +424,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   setBatchWaitTimeoutS(value: unknown): void {
     this.options.batchWaitTimeoutS = getValidSeconds('batchWaitTimeoutS', value)
+    this.schedule()
+  }
+
+  setMaxConcurrentBatches(value: unknown): void {
+    this.options.maxConcurrentBatches = this.maxConcurrentBatches = getValidPositiveInteger('maxConcurrentBatches', value)
+    this.updateStartBlocked()
     this.schedule()
   }
 

@@ -61,6 +61,61 @@ describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {
   })
 })
 
+describe('setMaxConcurrentBatches', () => {
+  it('raised, starts the waiting batch at once beside the running one', async () => {
+    const started: number[][] = []
+    const gates = [deferred(), deferred()]
+    const f = batch(
+      async (xs: number[]) => {
+        started.push(xs)
+        await gates[started.length - 1]!.promise
+        return xs
+      },
+      { maxBatchSize: 2 },
+    )
+    const first = [f(1), f(2)]
+    await flushQueue()
+    const second = [f(3), f(4)]
+    await flushQueue()
+    expect(started).toEqual([[1, 2]]) // one slot, taken
+    f.setMaxConcurrentBatches(2)
+    await flushQueue()
+    expect(started).toEqual([[1, 2], [3, 4]])
+    expect(f.stats().batchesInFlight).toBe(2)
+    gates[1]!.resolve()
+    expect(await Promise.all(second)).toEqual([3, 4]) // the second ends first, the first still runs
+    gates[0]!.resolve()
+    await Promise.all(first)
+  })
+
+  it('lowered, lets the running batches end and starts no more until fewer than the new limit run', async () => {
+    const started: number[][] = []
+    const gates = Array.from({ length: 3 }, () => deferred())
+    const f = batch(
+      async (xs: number[]) => {
+        started.push(xs)
+        await gates[started.length - 1]!.promise
+        return xs
+      },
+      { maxBatchSize: 1, maxConcurrentBatches: 2 },
+    )
+    const calls = [f(1), f(2), f(3)]
+    await flushQueue()
+    expect(started).toEqual([[1], [2]])
+    f.setMaxConcurrentBatches(1)
+    gates[0]!.resolve()
+    await calls[0]
+    await flushQueue()
+    expect(started).toEqual([[1], [2]]) // one still runs: the third waits
+    gates[1]!.resolve()
+    await calls[1]
+    await flushQueue()
+    expect(started).toEqual([[1], [2], [3]])
+    gates[2]!.resolve()
+    await calls[2]
+  })
+})
+
 describe('a batch already forming', () => {
   it('keeps the size and wait it started with; the next batch uses the new ones', async () => {
     await useFakeTime()

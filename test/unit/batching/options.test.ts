@@ -67,10 +67,13 @@ describe('option validation', () => {
     const f = batch(handler)
     expect(() => f.setMaxBatchSize(0)).toThrow(/maxBatchSize must be a positive integer .*received 0/)
     expect(() => f.setBatchWaitTimeoutS(-0.5)).toThrow(/batchWaitTimeoutS .*received -0\.5/)
+    expect(() => f.setMaxConcurrentBatches(1.5)).toThrow(/maxConcurrentBatches must be a positive integer .*received 1\.5/)
     f.setMaxBatchSize(7)
     f.setBatchWaitTimeoutS(0.25)
+    f.setMaxConcurrentBatches(3)
     expect(f.options.maxBatchSize).toBe(7)
     expect(f.options.batchWaitTimeoutS).toBe(0.25)
+    expect(f.options.maxConcurrentBatches).toBe(3)
   })
 
   it("refuses a call's options it cannot use, at the call, and runs the calls beside it", async () => {
