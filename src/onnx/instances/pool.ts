@@ -63,6 +63,9 @@ class Instance {
   private nextId = 0
   private released = false
 
+  /** Slices given to run() and not yet answered, counted from the call (the send waits for the thread to start). */
+  running = 0
+
   constructor(
     private readonly index: number,
     private readonly bytes: Uint8Array,
@@ -105,10 +108,19 @@ class Instance {
 
   /** Run one slice; slices sent while another runs wait their turn in the instance. */
   async run(feeds: WireFeeds): Promise<WireFeeds> {
+    this.running++
+    try {
+      return await this.send(feeds)
+    } finally {
+      this.running--
+    }
+  }
+
+  private async send(feeds: WireFeeds): Promise<WireFeeds> {
     await this.start()
     const worker = this.worker
     // The thread stopped after it was ready, before this slice was sent: start it again.
-    if (worker === undefined) return this.run(feeds)
+    if (worker === undefined) return this.send(feeds)
     const id = this.nextId++
     const transfer = Object.values(feeds).flatMap(({ data }) => (Array.isArray(data) ? [] : [data.buffer as ArrayBuffer]))
     return new Promise<WireFeeds>((resolve, reject) => {
@@ -175,19 +187,22 @@ export class InstancePool implements ModelSession {
   }
 
   /**
-   * Run the feeds' batch cut into one slice per instance (fewer when it has
-   * fewer items: a batch of one runs on the first instance alone). Runs may
-   * overlap: each instance runs its slices in the order they came, so a run
-   * sent while another runs starts on each instance as soon as that instance
-   * is done with the other's slice.
+   * Run the feeds' batch on the instances that are idle, cut into one slice
+   * each (a batch of one runs on one of them), so that a run alone uses
+   * every core. A run that finds none idle goes whole to the instance with
+   * the fewest runs before it, where it waits its turn: with as many batches
+   * in flight as instances (`setMaxConcurrentBatches(model.instances)`),
+   * each instance runs whole batches, as Triton runs one on each instance of
+   * a model, and no instance waits for another's half of a batch.
    */
   async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
     const wire: WireFeeds = {}
     for (const [name, tensor] of Object.entries(feeds)) wire[name] = { type: tensor.type, dims: tensor.dims, data: tensor.data as WireFeeds[string]['data'] }
     const n = batchSizeOf(wire)
-    const sizes = shares(n, this.instances.length)
-    const slices = sliceFeeds(wire, n, sizes)
-    const results = await Promise.all(slices.map((slice, i) => this.instances[i]!.run(slice)))
+    const idle = this.instances.filter((instance) => instance.running === 0)
+    const on = idle.length > 0 ? idle : [this.instances.reduce((a, b) => (b.running < a.running ? b : a))]
+    const slices = sliceFeeds(wire, n, shares(n, on.length))
+    const results = await Promise.all(slices.map((slice, i) => on[i]!.run(slice)))
     const joined = joinOutputs(results)
     const outputs: Record<string, Tensor> = {}
     const TensorClass = this.Tensor as unknown as new (type: string, data: unknown, dims: readonly number[]) => Tensor

@@ -193,6 +193,32 @@ describe('loadModel() with instances on Node', () => {
     }
   })
 
+  it('cuts a run across the idle instances, and sends a run that finds none idle whole to the least busy one', async () => {
+    const pool = await InstancePool.start(doubler, { count: 2, numThreads: 1, providers: ['wasm'], sessionOptions: {}, Tensor })
+    try {
+      const feeds = (n: number, offset: number) => ({
+        x: new Tensor('float32', Float32Array.from({ length: n * 2 }, (_, i) => offset + i), [n, 2]),
+        ids: new Tensor('int64', new BigInt64Array(n * 3), [n, 3]),
+      })
+      // The test reads each instance's count of runs in flight, as the pool does.
+      const running = () => (pool as unknown as { instances: { running: number }[] }).instances.map((instance) => instance.running)
+      const a = pool.run(feeds(4, 0))
+      expect(running()).toEqual([1, 1]) // alone: cut in two, one slice each
+      const b = pool.run(feeds(4, 100))
+      expect(running()).toEqual([2, 1]) // none idle: whole, behind a's slice on the first
+      const c = pool.run(feeds(3, 200))
+      expect(running()).toEqual([2, 2]) // whole, to the one with fewer
+      const [ra, rb, rc] = await Promise.all([a, b, c])
+      expect(Array.from(ra.y!.data as Float32Array)).toEqual(Array.from({ length: 8 }, (_, i) => 2 * i))
+      expect(Array.from(rb.y!.data as Float32Array)).toEqual(Array.from({ length: 8 }, (_, i) => 2 * (100 + i)))
+      expect(Array.from(rc.y!.data as Float32Array)).toEqual(Array.from({ length: 6 }, (_, i) => 2 * (200 + i)))
+      expect(running()).toEqual([0, 0])
+      await pool.run(feeds(1, 0)).then(() => expect(running()).toEqual([0, 0]))
+    } finally {
+      await pool.release()
+    }
+  })
+
   it("'auto' holds one single-threaded instance per core, and says why", async () => {
     const { result: model, lines } = await logged(() => load(OCR, { instances: 'auto' }))
     if (cores === 1) {
