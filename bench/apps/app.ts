@@ -25,11 +25,20 @@ const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
  * called session.run from fetch() would also differ in how the event loop
  * turns between runs (see src/batching/loop-turn.ts): on Node it accepts new
  * connections one run at a time, which is not what this ratio measures.
+ *
+ * One run at a time, as one session serves requests without batching: the
+ * shipped class's batch per instance would let two single-image runs go side
+ * by side on the two instances, and the ratio would then measure batch size
+ * alone (bench/limits.md gives that figure too).
  */
 export class OcrUnbatched extends TextDirectionClassifier {
   constructor() {
     super()
     this.classify.setMaxBatchSize(1)
+  }
+
+  protected override batchesInFlight(): number {
+    return 1
   }
 }
 

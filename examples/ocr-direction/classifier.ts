@@ -1,5 +1,5 @@
 import { HTTPError, batch, currentRequest, deployment, readBody } from 'edgeserve'
-import { stack } from 'edgeserve/onnx'
+import { stack, type Model } from 'edgeserve/onnx'
 import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/ocr-direction'
 import { ImageDecodeError, decodeImage } from './image.js'
@@ -25,11 +25,29 @@ export class TextDirectionClassifier {
    * the cores do not wait on each other at every layer as ORT's own threads
    * do. Workers and browsers run one instance (see loadModel's `instances`).
    */
-  readonly #model = lazyModel(modelBytes, { instances: 'auto' })
+  readonly #lazyModel = lazyModel(modelBytes, { instances: 'auto' })
 
   async checkHealth(): Promise<boolean> {
     await this.#model()
     return true
+  }
+
+  /**
+   * Batches in flight once the model is loaded: one per instance. While one
+   * instance runs a batch, the next batch waits on the other, so neither
+   * waits while the server answers one batch and gathers the next (as Triton
+   * runs a batch on each instance of a model). Where the model runs in this
+   * thread (one instance), batches run one at a time.
+   */
+  protected batchesInFlight(model: Model): number {
+    return model.instances
+  }
+
+  async #model(): Promise<Model> {
+    const model = await this.#lazyModel()
+    const inFlight = this.batchesInFlight(model)
+    if (this.classify.options.maxConcurrentBatches !== inFlight) this.classify.setMaxConcurrentBatches(inFlight)
+    return model
   }
 
   /** One preprocessed [3, 48, 192] image in, its direction out. */
