@@ -28,8 +28,9 @@ export interface LoadModelOptions {
    * Copies of the model that share each run, each on a worker thread of its
    * own with `numThreads` threads (default: its share of the cores). A run's
    * batch is cut along the first axis of every input into one slice per
-   * instance, the slices run side by side, and the outputs are joined back
-   * in order: for models whose items are independent of each other.
+   * idle instance, the slices run side by side, and the outputs are joined
+   * back in order (a run that finds none idle runs whole on one): for models
+   * whose items are independent of each other.
    * Default 1: the model runs in the caller's thread.
    *
    * `'auto'`: one single-threaded instance per thread the model would get
@@ -93,8 +94,9 @@ export interface OrtPlatform extends ThreadPlatform {
 /**
  * A loaded model. `run()` calls are serialized: one session runs one batch at
  * a time, which is what a batch queue hands it anyway. A model held as
- * instances spreads each run over them, and each instance runs its slices of
- * overlapping runs in order.
+ * instances cuts a run among the idle ones, or runs it whole on the least
+ * busy one when none is idle, and each instance runs what it is given in
+ * order: a batch in flight per instance keeps every instance busy.
  */
 export class Model {
   readonly inputNames: readonly string[]

@@ -2,8 +2,9 @@
  * A model held as several instances on Node worker threads (`loadModel`'s
  * `instances`), as Triton holds a model as instances: each thread has its
  * own onnxruntime-web runtime, session and thread pool, and a run is cut
- * along its batch axis into one slice per instance (./instance.mjs runs a
- * slice), which run side by side. The outputs are joined back in order.
+ * along its batch axis into one slice per idle instance (./instance.mjs runs
+ * a slice), which run side by side; the outputs are joined back in order. A
+ * run that finds every instance busy runs whole on one (see run()).
  *
  * Why not ORT's own threads: they wait for each other at every step of the
  * model, so one of them losing its core for a moment holds the other up,
