@@ -178,11 +178,22 @@ function ortThreadsPerReplica(row: { ortThreads: string; replicas: number }, npr
  */
 function ocrServedText(b: any): string {
   if (!b || b.batchItemsPerS === null || b.batchItemsPerS === undefined) return ''
+  const limit = `${layoutName(b.runLimit)} (${f(b.runLimit.itemsPerS)} items/s at batch ${b.runLimit.batch})`
+  if (b.modelBusy > 1) {
+    return (
+      `**Where served OCR stands against its limit.** At c=64 the batched OCR row served ${f(b.requestsPerS)} req/s. ` +
+      `Its batches overlapped: the example runs one per model instance, and ${f(b.modelBusy, 2)} were in flight on average ` +
+      '(the batched method\'s own time over the row\'s, from `/-/metrics.json`), so a batch waited at an instance while the ' +
+      'other ran, and no instance waited for the server to answer one batch and gather the next. The model therefore ran ' +
+      `at least at the row's own rate: ${f(b.modelSpeedVsRunLimit, 2)} of the best run measured in process in the same layout, ${limit}. ` +
+      'That figure moves with the machine\'s slow stretches in either process, the server\'s or the limit\'s (under What limits each number).' +
+      modelSpeedReading(b.modelSpeedVsRunLimit)
+    )
+  }
   return (
     `**Where served OCR stands against its limit.** At c=64 the batched OCR row served ${f(b.requestsPerS)} req/s. ` +
     `Its batches ran at ${f(b.batchItemsPerS)} items/s (items over the batched method's own time, from \`/-/metrics.json\`): ` +
-    `${f(b.modelSpeedVsRunLimit, 2)} of the best run measured in process in the same layout, ${layoutName(b.runLimit)} ` +
-    `(${f(b.runLimit.itemsPerS)} items/s at batch ${b.runLimit.batch}). ` +
+    `${f(b.modelSpeedVsRunLimit, 2)} of the best run measured in process in the same layout, ${limit}. ` +
     `A batch was running ${f(b.modelBusy * 100)}% of the row's time; the rest went to the server's thread between ` +
     'batches: answering the last batch, stacking and cutting the next. The first figure is the model\'s own speed, and it moves ' +
     'with the machine\'s slow stretches in either process, the server\'s or the limit\'s (under What limits each number); ' +
