@@ -187,11 +187,12 @@ export function medianRun(runs: LoadRow[]): LoadRow {
  * Rows measured round-robin, `repeats` rounds, each the median run: rows that
  * are compared in a ratio see the same drift (other load, GC, thermal) alike.
  */
-export async function interleavedRows(specs: LoadSpec[], repeats: number): Promise<LoadRow[]> {
+export async function interleavedRows(specs: LoadSpec[], repeats: number, afterRound?: () => Promise<unknown>): Promise<LoadRow[]> {
   for (const spec of specs) await warmUp(spec)
   const runs = specs.map((): LoadRow[] => [])
   for (let round = 0; round < repeats; round++) {
     for (const [i, spec] of specs.entries()) runs[i]!.push(await measure(spec))
+    await afterRound?.()
   }
   return runs.map(medianRun)
 }

@@ -13,6 +13,7 @@
  *
  *   tsx bench/model-limit.ts --threads 1|default|<n> [--quick]   one line of JSON
  *   tsx bench/model-limit.ts --instances <n> [--quick]           n one-thread instances on worker threads
+ *   tsx bench/model-limit.ts <layout> --beside <batch> [--quick]  one window per stdin line (see limitBeside())
  *
  * and `measureModelLimit()` runs one such process per layout, ORT threads
  * {1, all cores} in one session and, where there are several cores, one
@@ -20,14 +21,16 @@
  * example is shipped), and names the best of each (the bench runner records
  * it).
  */
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { decodeImage } from '../examples/ocr-direction/image.js'
 import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH, clsPreprocess } from '../examples/ocr-direction/preprocess.js'
 import { loadModel, type Model } from '../src/onnx/node.js'
-import { ROOT, argValue, median, quick, runJsonChild } from './lib.js'
+import { ROOT, TSX, argValue, median, quick, runJsonChild } from './lib.js'
 import { defaultClsModelPath } from '../scripts/models/ocr/cls-model-path.js'
 
 export const BATCH_SIZES = [1, 4, 8, 16, 32, 64]
@@ -73,8 +76,15 @@ export interface Best {
 
 export interface ModelLimit {
   configs: ThreadLimit[]
-  /** The in-process pipeline limit: the best layout's best batch size, as measured again (`pipelineBest`). */
+  /**
+   * The in-process pipeline limit: the best layout's best batch size (by `pipelineBest`), at the
+   * median of its windows beside the served OCR rows (the bench runner sets it; see limitBeside()).
+   */
   pipelineLimit: Best
+  /** Its windows beside the served rows, one after each round. */
+  pipelineLimitBesideServedRows?: number[]
+  /** What the same cell read in the limit phase (`pipelineBest`). */
+  pipelineLimitBeforeServedRows?: number
   /** The best `session.run`-alone items/s, per layout. */
   runLimits: Best[]
 }
@@ -97,6 +107,46 @@ export async function measureModelLimit(options: { quick: boolean }): Promise<Mo
     configs,
     pipelineLimit: pipelineBests.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a)),
     runLimits: configs.map((c) => best(c, c.rows)),
+  }
+}
+
+/** The command-line arguments that measure `best`'s layout. */
+const layoutArgs = (best: Best): string[] => (best.instances > 1 ? ['--instances', String(best.instances)] : ['--threads', String(best.threads)])
+
+/**
+ * The best layout's best batch size, measured again beside the served rows:
+ * a process that holds the model warm and runs one window of the pipeline
+ * each time it is asked. This machine's speed moves by up to two times from
+ * minute to minute, and the limit phase ends a minute or more before the
+ * served OCR rows begin; a window taken right after each served round is
+ * measured at the same speed the round was. The process is idle while the
+ * rows run.
+ */
+export function limitBeside(best: Best, options: { quick: boolean }): { measure(): Promise<number>; stop(): void } {
+  const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(best), '--beside', String(best.batch), ...(options.quick ? ['--quick'] : [])]
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+  /** The next line that `accept` takes; the process's log lines (JSON with an `event`) in between are skipped. */
+  const nextOf = async <V>(accept: (line: string) => V | undefined): Promise<V> => {
+    for (;;) {
+      const line = await lines.next()
+      if (line.done) throw new Error(`bench/model-limit.ts ${args.slice(2).join(' ')} ended early`)
+      const value = accept(line.value)
+      if (value !== undefined) return value
+    }
+  }
+  // Not awaited here: the model loads and warms up while the caller starts its server.
+  const ready = nextOf((line) => (line === 'READY' ? true : undefined))
+  ready.catch(() => undefined) // reported by the first measure()
+  return {
+    async measure() {
+      await ready
+      child.stdin!.write('measure\n')
+      return nextOf((line) => (line.startsWith('{"itemsPerS"') ? (JSON.parse(line) as { itemsPerS: number }).itemsPerS : undefined))
+    },
+    stop() {
+      child.stdin!.end()
+    },
   }
 }
 
@@ -124,14 +174,16 @@ async function itemsPerSecond(steps: (() => Promise<unknown>)[], batch: number, 
   return rates.map(median)
 }
 
-async function measureHere(threadsArg: string, instancesArg: string | undefined): Promise<ThreadLimit> {
+/** First-pass windows: they pick each layout's batch size, which is then measured again in longer ones. */
+const WINDOW_MS = quick ? 300 : 2000
+
+/** The model in one layout, warmed up, and the steps the windows time. */
+async function warmModel(threadsArg: string, instancesArg: string | undefined) {
   const options = instancesArg !== undefined ? { instances: Number(instancesArg), numThreads: 1 } : threadsArg === 'default' ? {} : { numThreads: Number(threadsArg) }
   const model: Model = await loadModel(MODEL, options)
   const input = model.inputNames[0]!
   const image = new Uint8Array(readFileSync(join(ROOT, BENCH_IMAGE)))
   const tensor = (data: Float32Array, n: number) => new model.Tensor('float32', data, [n, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH])
-  const windowMs = quick ? 400 : 2000
-  const repeats = quick ? 3 : 5
 
   // Long enough for V8 to tier the WebAssembly up (Liftoff -> TurboFan).
   const warm = { [input]: tensor(new Float32Array(8 * CLS_INPUT_SIZE).fill(0.5), 8) }
@@ -144,6 +196,27 @@ async function measureHere(threadsArg: string, instancesArg: string | undefined)
     return data
   }
   for (const t0 = performance.now(); performance.now() - t0 < 300; ) prepare(1) // warm the JavaScript up too
+  /** The whole in-process path for a batch of `n`: decode, preprocess, run. */
+  const pipelineStep = (n: number) => () => model.run({ [input]: tensor(prepare(n), n) })
+  return { model, input, tensor, prepare, pipelineStep }
+}
+
+/** `--beside <batch>`: READY, then one window of the pipeline at that batch size per line read. */
+async function serveBeside(threadsArg: string, instancesArg: string | undefined, batch: number): Promise<void> {
+  const { model, pipelineStep } = await warmModel(threadsArg, instancesArg)
+  const step = pipelineStep(batch)
+  console.log('READY')
+  for await (const _ of createInterface({ input: process.stdin })) {
+    for (let i = 0; i < 3; i++) await step() // back from idle: caches and threads warm again
+    console.log(JSON.stringify({ itemsPerS: await windowRate(step, batch, WINDOW_MS * 4) }))
+  }
+  await model.release()
+}
+
+async function measureHere(threadsArg: string, instancesArg: string | undefined): Promise<ThreadLimit> {
+  const { model, input, tensor, prepare, pipelineStep } = await warmModel(threadsArg, instancesArg)
+  const windowMs = WINDOW_MS
+  const repeats = quick ? 3 : 5
   // Decode + preprocess alone: windows at the start and one more at each batch
   // size below, so that the median spans the whole run rather than a second
   // of it. This machine's speed dips for a second or two at a time
@@ -157,12 +230,12 @@ async function measureHere(threadsArg: string, instancesArg: string | undefined)
   for (const n of BATCH_SIZES) {
     prepareRates.push(await windowRate(prepareOne, 1, windowMs / 2))
     const feeds = { [input]: tensor(prepare(n), n) }
-    const [runOnly, whole] = await itemsPerSecond([() => model.run(feeds), () => model.run({ [input]: tensor(prepare(n), n) })], n, windowMs, repeats)
+    const [runOnly, whole] = await itemsPerSecond([() => model.run(feeds), pipelineStep(n)], n, windowMs, repeats)
     rows.push({ batch: n, itemsPerS: runOnly!, msPerRun: (n * 1000) / runOnly! })
     pipeline.push({ batch: n, itemsPerS: whole!, msPerRun: (n * 1000) / whole! })
   }
   const pick = pipeline.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
-  const [again] = await itemsPerSecond([() => model.run({ [input]: tensor(prepare(pick.batch), pick.batch) })], pick.batch, windowMs * 2, repeats)
+  const [again] = await itemsPerSecond([pipelineStep(pick.batch)], pick.batch, windowMs * 2, repeats)
   const pipelineBest = { batch: pick.batch, itemsPerS: again!, msPerRun: (pick.batch * 1000) / again! }
   await model.release()
   return {
@@ -177,5 +250,7 @@ async function measureHere(threadsArg: string, instancesArg: string | undefined)
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  console.log(JSON.stringify(await measureHere(argValue('--threads') ?? 'default', argValue('--instances'))))
+  const beside = argValue('--beside')
+  if (beside !== undefined) await serveBeside(argValue('--threads') ?? 'default', argValue('--instances'), Number(beside))
+  else console.log(JSON.stringify(await measureHere(argValue('--threads') ?? 'default', argValue('--instances'))))
 }

@@ -202,6 +202,18 @@ function ocrServedText(b: any): string {
   )
 }
 
+/** The limit the served OCR ratio divides by: the best cell, measured again beside the served rows. */
+function besideText(limit: any): string {
+  const windows: number[] | undefined = limit.pipelineLimitBesideServedRows
+  if (!windows) return ' The served OCR ratio divides by the best of these.'
+  return (
+    ` The served OCR ratio divides by the best of these, ${layoutName(limit.pipelineLimit)} at batch ${limit.pipelineLimit.batch}, measured once more after each round ` +
+    `of the served OCR rows, while the server had no load: ${windows.map((w) => f(w)).join(', ')} items/s, median ${f(limit.pipelineLimit.itemsPerS)} ` +
+    `(${f(limit.pipelineLimitBeforeServedRows)} in the limit phase). This machine's speed moves by up to two times from minute to minute, ` +
+    'and the limit phase ends a minute or more before the served rows begin.'
+  )
+}
+
 /** What this run's model-speed figure says about its ratio, where it is far from 1. */
 function modelSpeedReading(speed: number): string {
   if (speed > 1.05) return ' In this run the model ran faster in the server than in the limit\'s process, so the limit was taken in a slow stretch and the ratio reads high.'
@@ -299,7 +311,8 @@ export function renderReport(results: any, template: string, limits: string): { 
       limitLines.join('\n') +
       `\n\nDecode + preprocess of the bench's image alone: ${decodeMs} ms per item (per process above; the median of windows spread over each process's run).` +
       (bestAgain
-        ? `\n\nEach layout's best pipeline batch size, measured again in longer windows of its own (items/s): ${bestAgain}. The best of many short, noisy rows is also the luckiest, so the first pass only picks the batch size; the served OCR ratio divides by the best of these.`
+        ? `\n\nEach layout's best pipeline batch size, measured again in longer windows of its own (items/s): ${bestAgain}. The best of many short, noisy rows is also the luckiest, so the first pass only picks the batch size and the layout.` +
+          besideText(results.modelLimit)
         : ''),
     REQUEST_PATH: requestPathTable(results.requestPath.microsecondsPerRequest),
     HTTP_COST: httpCostTable(results.node),

@@ -9,11 +9,11 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
-import { ROOT, TSX, quick, runJsonChild, startChild } from './lib.js'
+import { ROOT, TSX, median, quick, runJsonChild, startChild } from './lib.js'
 import { ENDPOINTS as E, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { interleavedRows, type LoadRow } from './http.js'
 import { layoutName } from './layout.js'
-import { measureModelLimit } from './model-limit.js'
+import { limitBeside, measureModelLimit } from './model-limit.js'
 import { renderReport } from './report.js'
 
 const started = Date.now()
@@ -44,13 +44,16 @@ interface RowSpec {
   label: string
 }
 
-/** The rows at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given. */
-async function interleaved(target: string, specs: RowSpec[], c: number, repeats: number, probe?: string): Promise<Row[]> {
+/**
+ * The rows at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given;
+ * `afterRound` runs after each round, with no load on the server.
+ */
+async function interleaved(target: string, specs: RowSpec[], c: number, repeats: number, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> {
   for (const { server, endpoint } of specs) await prime(server.base, endpoint)
   const loads = specs.map(({ server, endpoint }) =>
     loadSpec(endpoint, server.base, { target, connections: c, durationS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
   )
-  const measured = await interleavedRows(loads, repeats)
+  const measured = await interleavedRows(loads, repeats, afterRound)
   return measured.map((row, i) => {
     const { endpoint, label } = specs[i]!
     log(
@@ -65,8 +68,8 @@ async function interleaved(target: string, specs: RowSpec[], c: number, repeats:
 }
 
 /** Rows for `endpoints` on one server, interleaved. */
-const rows = (target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string): Promise<Row[]> =>
-  interleaved(target, endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })), c, repeats, probe)
+const rows = (target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> =>
+  interleaved(target, endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })), c, repeats, probe, afterRound)
 
 /** One endpoint's rows on each of `servers`, interleaved. */
 const rowsAcross = (target: string, servers: Server[], endpoint: Endpoint, c: number, repeats: number, probe?: string): Promise<Row[]> =>
@@ -128,11 +131,23 @@ const generation = await runJsonChild<{ mode: string; tokensPerS: number; ttftP5
 log('node server')
 /** Connection counts with rows: quick mode measures only the rows the ratios need (c=64, and c=1 for the added p50), so that it ends within 4 minutes. */
 const CONCURRENCY = quick ? [1, 64] : [1, 16, 64]
-const nodeRows = await nodeServer([], {}, async (server) => {
+// The OCR limit's best cell, measured again after each round of the served OCR rows (see limitBeside()).
+// Started here, so that it loads and warms up while the server does.
+const beside = limitBeside(modelLimit.pipelineLimit, { quick })
+const limitWindows: number[] = []
+const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
   out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
-  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE)))
+  try {
+    out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE, async () => limitWindows.push(await beside.measure()))))
+  } finally {
+    beside.stop()
+  }
+  log(`OCR limit beside the served rows: ${limitWindows.map((w) => w.toFixed(0)).join(', ')} items/s (first pass ${modelLimit.pipelineLimit.itemsPerS.toFixed(0)})`)
+  modelLimit.pipelineLimitBeforeServedRows = modelLimit.pipelineLimit.itemsPerS
+  modelLimit.pipelineLimit = { ...modelLimit.pipelineLimit, itemsPerS: median(limitWindows) }
+  modelLimit.pipelineLimitBesideServedRows = limitWindows
   out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
@@ -142,7 +157,7 @@ const nodeRows = await nodeServer([], {}, async (server) => {
     for (const c of CONCURRENCY.filter((c) => c !== 1)) out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], c)))
   }
   return out
-})
+}).finally(() => beside.stop())
 
 // 3b. OCR replicas on worker threads: one against two, one ORT thread each (EDGESERVE_NUM_THREADS=1),
 // so that the ratio says how replicas scale rather than how ORT's own threads do. The full run adds
@@ -237,7 +252,8 @@ const ratioNotes = {
   ocr_batched_vs_unbatched_c64:
     "the OCR direction example as shipped (instances: 'auto', one single-threaded instance per core) over the same class at maxBatchSize 1 (one run of one item per request)",
   ocr_served_vs_pipeline_limit_c64:
-    'limit = best in-process items/s of decode + preprocess + run on the same image over batch sizes and layouts (ORT threads, instances) ' +
+    'limit = best in-process items/s of decode + preprocess + run on the same image over batch sizes and layouts (ORT threads, instances), ' +
+    'its best cell measured again after each round of the served rows ' +
     `(batch ${pipelineLimit.batch}, ${layoutName(pipelineLimit)}, ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
   mlp_batched_vs_hono_json_c64: 'the house-price example as shipped over a bare Hono route that reads and checks the same JSON and answers the same shape',
   node_threads_2_vs_1_c64: 'the OCR example on 2 worker-thread replicas over 1, one ORT thread each (EDGESERVE_NUM_THREADS=1), c=64',
