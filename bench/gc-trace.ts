@@ -11,18 +11,11 @@
  *
  * The load generator runs here, on the same cores.
  */
-import { ENDPOINTS, loadSpec, prime, type Endpoint } from './endpoints.js'
+import { loadSpec, prime, servedEndpointArgs } from './endpoints.js'
 import { measure, warmUp } from './http.js'
-import { argValue, startChild } from './lib.js'
+import { startChild } from './lib.js'
 
-const endpointName = argValue('--endpoint') ?? 'mlp-batched'
-const endpoint: Endpoint | undefined = Object.values(ENDPOINTS).find((e) => e.name === endpointName)
-if (!endpoint) throw new Error(`--endpoint must be one of ${Object.values(ENDPOINTS).map((e) => e.name).join(', ')}; received ${endpointName}`)
-const connections = Number(argValue('--connections') ?? 64)
-const seconds = Number(argValue('--seconds') ?? 4)
-const threads = process.argv.includes('--threads')
-const named = argValue('--threads')
-const threadDeployments = named !== undefined && !named.startsWith('--') ? named : undefined
+const { endpoint, connections, seconds, threads, threadDeployments } = servedEndpointArgs({ endpoint: 'mlp-batched', seconds: 4 })
 
 /** One `--trace-gc` line: `[pid:0xisolate]  1234 ms: Scavenge 29.2 (75.2) -> 20.7 (75.2) MB, 4.17 / 0.00 ms ...`. */
 const LINE = /^\[\d+:(0x[0-9a-f]+)\]\s+[\d.]+ ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)\b[^\d]*([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, ([\d.]+) \//

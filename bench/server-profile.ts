@@ -21,18 +21,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ENDPOINTS, loadSpec, prime, type Endpoint } from './endpoints.js'
+import { loadSpec, prime, servedEndpointArgs } from './endpoints.js'
 import { measure, warmUp } from './http.js'
 import { argValue, startChild } from './lib.js'
 
-const endpointName = argValue('--endpoint') ?? 'ocr-batched'
-const endpoint: Endpoint | undefined = Object.values(ENDPOINTS).find((e) => e.name === endpointName)
-if (!endpoint) throw new Error(`--endpoint must be one of ${Object.values(ENDPOINTS).map((e) => e.name).join(', ')}; received ${endpointName}`)
-const connections = Number(argValue('--connections') ?? 64)
-const seconds = Number(argValue('--seconds') ?? 6)
-const threads = process.argv.includes('--threads')
-const named = argValue('--threads')
-const threadDeployments = named !== undefined && !named.startsWith('--') ? named : undefined
+const { endpoint, connections, seconds, threads, threadDeployments } = servedEndpointArgs({ endpoint: 'ocr-batched', seconds: 6 })
 const topFunctions = Number(argValue('--functions') ?? 0)
 
 /** A node of a V8 CPU profile, as `--cpu-prof` writes it. */
