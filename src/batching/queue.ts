@@ -156,8 +156,9 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
    * shape. The queue reads these three from its fields only, never from
    * `options`. `maxBatchSize` and `maxConcurrentBatches` follow their
    * setters, which also update `options` for readers outside the queue
-   * (continuous batching, admin routes); `striding` never changes. Each has an initializer, as `fastAdmissionLimit`
-   * does: a field declared without one is first defined as undefined, and
+   * (continuous batching, admin routes); `striding` never changes. Each has
+   * an initializer, as `fastAdmissionLimit` does: a field declared without
+   * one is first defined as undefined, and
    * V8 then checks on every call that it holds a small integer (a boolean:
    * each kind of falsy value).
    */
