@@ -43,7 +43,7 @@ export class DeadlineTimer<E> {
 
   /** Stop watching; a watch already forgotten, or expired, is left alone. */
   forget(watch: DeadlineWatch<E>): void {
-    if (!this.isWatched(watch)) return
+    if (!this.watched.holds(watch)) return
     this.watched.remove(watch)
     // Nothing left to watch: no timer should keep the process awake.
     if (this.watched.count === 0 && this.timer !== undefined) {
@@ -51,10 +51,6 @@ export class DeadlineTimer<E> {
       this.timer = undefined
       this.timerAt = Infinity
     }
-  }
-
-  private isWatched(watch: DeadlineWatch<E>): boolean {
-    return watch.prev !== undefined || watch.next !== undefined || this.watched.head === watch
   }
 
   private arm(at: number): void {
@@ -75,8 +71,8 @@ export class DeadlineTimer<E> {
     }
     // Expired after the walk: failing a call settles it, which may forget other watches.
     for (const watch of passed) {
-      if (!this.isWatched(watch)) continue
-      this.forget(watch)
+      if (!this.watched.holds(watch)) continue
+      this.watched.remove(watch)
       this.expire(watch.entry)
     }
     if (next !== Infinity && this.watched.count > 0) this.arm(next)

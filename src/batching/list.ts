@@ -26,6 +26,11 @@ export class LinkedQueue<E extends Linked<E>> {
     this.count++
   }
 
+  /** Whether `entry` is in this queue: an entry that is not holds no links (remove() clears them). */
+  holds(entry: E): boolean {
+    return entry.prev !== undefined || entry.next !== undefined || this.head === entry
+  }
+
   remove(entry: E): void {
     if (entry.prev) entry.prev.next = entry.next
     else this.head = entry.next

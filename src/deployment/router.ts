@@ -151,7 +151,7 @@ export class Router {
   }
 
   dropWaiter(waiter: Waiter, reason: Error): void {
-    if (!waiter.prev && !waiter.next && this.waiting.head !== waiter) return // already served
+    if (!this.waiting.holds(waiter)) return // already served
     this.waiting.remove(waiter)
     this.forget(waiter)
     waiter.reject(reason)
