@@ -75,6 +75,7 @@ export class DeadlineTimer<E> {
       this.watched.remove(watch)
       this.expire(watch.entry)
     }
-    if (next !== Infinity && this.watched.count > 0) this.arm(next)
+    // A call watched while others expired may have armed the timer already, for an earlier deadline.
+    if (next < this.timerAt && this.watched.count > 0) this.arm(next)
   }
 }

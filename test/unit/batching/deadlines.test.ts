@@ -73,4 +73,21 @@ describe('DeadlineTimer', () => {
     vi.advanceTimersByTime(45)
     expect(expired).toEqual(['first', 'third', 'fourth'])
   })
+
+  it('a call watched while another expires keeps its own, earlier deadline', () => {
+    const expired: string[] = []
+    const now = Date.now()
+    const timer = new DeadlineTimer<string>((entry) => {
+      expired.push(entry)
+      if (entry === 'first') timer.watch('retry', Date.now() + 5)
+    })
+    timer.watch('first', now + 10)
+    timer.watch('late', now + 100)
+    vi.advanceTimersByTime(10)
+    expect(expired).toEqual(['first'])
+    vi.advanceTimersByTime(5)
+    expect(expired).toEqual(['first', 'retry'])
+    vi.advanceTimersByTime(85)
+    expect(expired).toEqual(['first', 'retry', 'late'])
+  })
 })
