@@ -139,15 +139,8 @@ const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
   out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
-  try {
-    out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE, async () => limitWindows.push(await beside.measure()))))
-  } finally {
-    beside.stop()
-  }
-  log(`OCR limit beside the served rows: ${limitWindows.map((w) => w.toFixed(0)).join(', ')} items/s (first pass ${modelLimit.pipelineLimit.itemsPerS.toFixed(0)})`)
-  modelLimit.pipelineLimitBeforeServedRows = modelLimit.pipelineLimit.itemsPerS
-  modelLimit.pipelineLimit = { ...modelLimit.pipelineLimit, itemsPerS: median(limitWindows) }
-  modelLimit.pipelineLimitBesideServedRows = limitWindows
+  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE, async () => limitWindows.push(await beside.measure()))))
+  beside.stop() // done with it; the finally below covers a failure before here
   out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
@@ -158,6 +151,10 @@ const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   }
   return out
 }).finally(() => beside.stop())
+log(`OCR limit beside the served rows: ${limitWindows.map((w) => w.toFixed(0)).join(', ')} items/s (first pass ${modelLimit.pipelineLimit.itemsPerS.toFixed(0)})`)
+modelLimit.pipelineLimitBeforeServedRows = modelLimit.pipelineLimit.itemsPerS
+modelLimit.pipelineLimit = { ...modelLimit.pipelineLimit, itemsPerS: median(limitWindows) }
+modelLimit.pipelineLimitBesideServedRows = limitWindows
 
 // 3b. OCR replicas on worker threads: one against two, one ORT thread each (EDGESERVE_NUM_THREADS=1),
 // so that the ratio says how replicas scale rather than how ORT's own threads do. The full run adds
