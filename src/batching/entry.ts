@@ -28,11 +28,11 @@ export interface EntryQueue<T, R> {
   /** Calls watched for an abort or a deadline that have not settled. */
   readonly watchedCalls: number
   /**
-   * Undo what ties a settling entry to the queue: its place in a waiting
-   * batch or its share of a running one (the last one gives the batch's slot
-   * back), its abort listener, its deadline.
+   * Undo what tied an entry that has just settled to the queue: its place
+   * in `batch` while it waited, or its share of it running (the last one
+   * gives the batch's slot back), its abort listener, its deadline.
    */
-  detach(entry: Entry<T, R>): void
+  detach(entry: Entry<T, R>, batch: Batch<T, R>): void
   /** Stop listening for a settled call's abort and watching its deadline. */
   unwatch(entry: Entry<T, R>): void
   /** Give a running batch's concurrency slot back (once): none of its callers waits any more. */
@@ -57,20 +57,17 @@ export interface PartialsChannel<R> {
  *
  * An entry is made for every call, so it is kept small: one class serves
  * both kinds of call (V8 builds an instance of a subclass whose base declares
- * fields markedly slower), and what a call shares with its batch (its queue,
- * its batch key) is read from the batch.
+ * fields markedly slower), what a call shares with its batch (its queue, its
+ * batch key) is read from the batch, and what only some calls carry is in
+ * its `EntryExtras`, made on first need.
  */
 export class Entry<T, R> {
-  /** The batch it waits in, then runs in; set when the queue admits the call. */
+  /**
+   * The batch it waits in, then runs in: set when the queue admits the call,
+   * cleared when it settles. A settled call holds no batch, and needs no
+   * field of its own to say it has settled.
+   */
   batch: Batch<T, R> | undefined = undefined
-  settled = false
-  /** `batchSizeFn` units; 1 without one. */
-  size = 1
-  signal: CancelSignal | undefined = undefined
-  /** Its place on the queue's deadline timer, while it has a deadline and has not settled. */
-  deadlineWatch: DeadlineWatch<Entry<T, R>> | undefined = undefined
-  /** performance.now() at admission; only set while the queue is observed. */
-  enqueuedAt = 0
   /**
    * A promise call's resolve and reject (see `promise()`). Undefined until
    * then, not a placeholder function: a field that starts out holding one
@@ -80,10 +77,40 @@ export class Entry<T, R> {
    */
   private resolveCall: ((value: R) => void) | undefined = undefined
   private rejectCall: ((error: unknown) => void) | undefined = undefined
-  /** A streaming call's iterator (see `streamTo()`). */
-  private channel: PartialsChannel<R> | undefined = undefined
+  /** What this call carries beyond a plain call's item and promise; see `extra()`. */
+  private extras: EntryExtras<Entry<T, R>, R> | undefined = undefined
 
   constructor(readonly item: T) {}
+
+  /** It has its answer (or was refused): no batch holds it. */
+  get settled(): boolean {
+    return this.batch === undefined
+  }
+
+  /** `batchSizeFn` units; 1 without one. */
+  get size(): number {
+    return this.extras === undefined ? 1 : this.extras.size
+  }
+
+  /** The signal it listens to for an abort, if any. */
+  get signal(): CancelSignal | undefined {
+    return this.extras?.signal
+  }
+
+  /** Its place on the queue's deadline timer, while it has a deadline and has not settled. */
+  get deadlineWatch(): DeadlineWatch<Entry<T, R>> | undefined {
+    return this.extras?.deadlineWatch
+  }
+
+  /** performance.now() at admission; 0 unless the queue was observed then. */
+  get enqueuedAt(): number {
+    return this.extras === undefined ? 0 : this.extras.enqueuedAt
+  }
+
+  /** Its extras, to set one: made now if it has none. */
+  extra(): EntryExtras<Entry<T, R>, R> {
+    return (this.extras ??= new EntryExtras())
+  }
 
   /** Make this a promise call: the caller's promise. Call once, before the entry is enqueued. */
   promise(): Promise<R> {
@@ -95,7 +122,7 @@ export class Entry<T, R> {
 
   /** Make this a streaming call whose partials go to `channel`. Call before the entry is enqueued. */
   streamTo(channel: PartialsChannel<R>): void {
-    this.channel = channel
+    this.extra().channel = channel
   }
 
   /** A promise call's result. */
@@ -110,9 +137,9 @@ export class Entry<T, R> {
    * call, the loop does no more than settle the call.
    */
   deliver(value: R): void {
-    if (this.settled) return
-    this.settled = true
-    const batch = this.batch!
+    const batch = this.batch
+    if (batch === undefined) return
+    this.batch = undefined
     batch.gone++
     batch.queue.unwatch(this)
     this.resolveCall!(value)
@@ -124,18 +151,18 @@ export class Entry<T, R> {
    * so the loop settles the batch's live count once, after its last result.
    */
   deliverUnwatched(value: R): void {
-    this.settled = true
+    this.batch = undefined
     this.resolveCall!(value)
   }
 
   /** One more partial of a streaming call; its stream stays open. */
   push(value: R): void {
-    if (!this.settled) this.channel!.push(value)
+    if (!this.settled) this.extras!.channel!.push(value)
   }
 
   /** A streaming call's stream ends normally. */
   end(): void {
-    if (this.close()) this.channel!.end()
+    if (this.close()) this.extras!.channel!.end()
   }
 
   /** Settle with an error: the handler's, or the reason the call cannot go on. */
@@ -143,39 +170,60 @@ export class Entry<T, R> {
     if (this.close()) this.rejectCaller(error)
   }
 
-  /** Refused on admission: it was never queued, so there is nothing to undo. */
+  /** Refused on admission: it was never queued (it holds no batch), so there is nothing to undo. */
   refuse(error: unknown): void {
-    this.settled = true
     this.rejectCaller(error)
   }
 
   /** The caller gives up (abort, deadline, a stream's reader leaving): leave the queue or the running batch. */
   leave(reason: Error): void {
-    if (this.settled) return
+    const batch = this.batch
+    if (batch === undefined) return
     // The last caller of a running batch leaving means nobody waits for it:
     // tell the handler, which may stop early. Settling gives the batch's slot
     // back at once, so a hung handler cannot stall the queue.
-    const batch = this.batch!
     if (batch.running && batch.live === 1) batch.abort()
     this.fail(reason)
   }
 
   /** EventListener object: the entry itself listens for its signal's abort, so a call costs no closure. */
   handleEvent(): void {
-    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.signal?.reason }))
+    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.extras?.signal?.reason }))
   }
 
   /** Mark this entry settled and detach it from the queue; false if it already was. */
   private close(): boolean {
-    if (this.settled) return false
-    this.batch!.queue.detach(this)
+    const batch = this.batch
+    if (batch === undefined) return false
+    this.batch = undefined
+    batch.queue.detach(this, batch)
     return true
   }
 
   private rejectCaller(error: unknown): void {
-    if (this.channel) this.channel.reject(error)
+    const channel = this.extras?.channel
+    if (channel !== undefined) channel.reject(error)
     else this.rejectCall!(error)
   }
+}
+
+/**
+ * What only some calls carry, apart from their `Entry`: a plain call (no
+ * batchSizeFn, no abort signal or deadline, no observer timing it, a
+ * promise rather than a stream) makes none. Node 20 has no pointer
+ * compression, so each field of an object is 8 bytes: these five on every
+ * entry made the engine bench's calls about 5% slower (bench/limits.md). A
+ * served call, which has a client-disconnect signal, makes one.
+ */
+export class EntryExtras<E, R> {
+  /** `batchSizeFn` units. */
+  size = 1
+  signal: CancelSignal | undefined = undefined
+  deadlineWatch: DeadlineWatch<E> | undefined = undefined
+  /** performance.now() at admission; only set while the queue is observed. */
+  enqueuedAt = 0
+  /** A streaming call's iterator (see `Entry.streamTo()`). */
+  channel: PartialsChannel<R> | undefined = undefined
 }
 
 /** Settle with `error` every entry that has not settled yet. */

@@ -277,7 +277,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     let bucket = this.unkeyed
     if (batchSizeFn !== undefined || batchKey !== undefined || modelId !== undefined) {
       try {
-        if (batchSizeFn) entry.size = this.sizeOf(entry.item, batchSizeFn)
+        if (batchSizeFn) entry.extra().size = this.sizeOf(entry.item, batchSizeFn)
         if (batchKey || modelId !== undefined) {
           bucket = this.bucketFor(batchKey ? this.keyOf(entry.item, batchKey, context ?? {}) : undefined, modelId)
         }
@@ -286,15 +286,15 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
       }
     }
     if (signal !== undefined) {
-      entry.signal = signal
+      entry.extra().signal = signal
       signal.addEventListener('abort', entry, ONCE)
     }
-    if (deadline !== undefined) entry.deadlineWatch = this.deadlines.watch(entry, deadline)
+    if (deadline !== undefined) entry.extra().deadlineWatch = this.deadlines.watch(entry, deadline)
     if (signal !== undefined || deadline !== undefined) this.watchedCalls++
     // `!== undefined`, not a truthiness test: for a field V8 cannot type,
     // that compiles to a check for each falsy kind of value (false, '', 0,
     // a BigInt...), a dozen machine instructions on every call.
-    if (this.observed !== undefined) entry.enqueuedAt = performance.now()
+    if (this.observed !== undefined) entry.extra().enqueuedAt = performance.now()
     this.queueIn(entry, bucket)
   }
 
@@ -362,9 +362,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     if (bucket.count === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.mapKey)
   }
 
-  detach(entry: Entry<T, R>): void {
-    entry.settled = true
-    const batch = entry.batch!
+  detach(entry: Entry<T, R>, batch: Batch<T, R>): void {
     if (!batch.running) this.leaveWaitingBatch(entry, batch)
     // The last caller of a batch has its answer: its slot is free now, not
     // when the runner unwinds.
@@ -376,13 +374,14 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   unwatch(entry: Entry<T, R>): void {
     if (this.watchedCalls === 0) return
     let watched = false
-    if (entry.deadlineWatch !== undefined) {
-      this.deadlines.forget(entry.deadlineWatch)
-      entry.deadlineWatch = undefined
+    const { deadlineWatch, signal } = entry
+    if (deadlineWatch !== undefined) {
+      this.deadlines.forget(deadlineWatch)
+      entry.extra().deadlineWatch = undefined
       watched = true
     }
-    if (entry.signal !== undefined) {
-      entry.signal.removeEventListener('abort', entry)
+    if (signal !== undefined) {
+      signal.removeEventListener('abort', entry)
       watched = true
     }
     if (watched) this.watchedCalls--
