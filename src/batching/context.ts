@@ -29,10 +29,10 @@ export function setContextProvider(next: () => AmbientContext | undefined): void
   contextProvider = next
 }
 
-/** Runs `fn` with `context` as the ambient one, through its awaits where the runtime can. */
-export type ContextRunner = <R>(context: AmbientContext, fn: () => R) => R
+/** Runs `fn(arg)` with `context` as the ambient one, through its awaits where the runtime can. */
+export type ContextRunner = <A, R>(context: AmbientContext, fn: (arg: A) => R, arg: A) => R
 
-let runner: ContextRunner = (_context, fn) => fn()
+let runner: ContextRunner = (_context, fn, arg) => fn(arg)
 
 export function setContextRunner(next: ContextRunner): void {
   runner = next
@@ -42,8 +42,8 @@ export function setContextRunner(next: ContextRunner): void {
  * Run a batch's handler with the batch's own context: a batch of one model's
  * calls runs with that model id, whichever request's code started it.
  */
-export function runWithContext<R>(context: AmbientContext, fn: () => R): R {
-  return runner(context, fn)
+export function runWithContext<A, R>(context: AmbientContext, fn: (arg: A) => R, arg: A): R {
+  return runner(context, fn, arg)
 }
 
 export function currentContext(): AmbientContext | undefined {

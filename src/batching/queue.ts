@@ -577,7 +577,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     // request's code happened to start it: the pump's macrotask carries the
     // context it was scheduled from, which can be any earlier request's.
     const modelId = batch.multiplexedModelId
-    const run = runWithContext(modelId === undefined ? NO_MODEL : { multiplexedModelId: modelId }, () => this.runner(batch))
+    const run = runWithContext(modelId === undefined ? NO_MODEL : { multiplexedModelId: modelId }, this.runner, batch)
     run.then(
       () => this.finish(batch),
       (error: unknown) => this.finish(batch, error),

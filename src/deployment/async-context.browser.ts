@@ -10,11 +10,11 @@ export class AsyncLocalStorage<T> {
     return this.store
   }
 
-  run<R>(store: T, fn: () => R): R {
+  run<R, A extends unknown[]>(store: T, fn: (...args: A) => R, ...args: A): R {
     const outer = this.store
     this.store = store
     try {
-      return fn()
+      return fn(...args)
     } finally {
       this.store = outer
     }

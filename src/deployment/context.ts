@@ -53,12 +53,12 @@ class InFlight implements Linked<InFlight> {
 const inFlight = new LinkedQueue<InFlight>()
 
 setContextProvider(() => running ?? storage?.getStore() ?? missed())
-setContextRunner((context, fn) => {
+setContextRunner((context, fn, arg) => {
   const outer = running
   const batchContext: RequestContext = { ...context, origin: 'batch' }
   running = batchContext
   try {
-    return storage ? storage.run(batchContext, fn) : fn()
+    return storage ? storage.run(batchContext, fn, arg) : fn(arg)
   } finally {
     running = outer
   }
