@@ -20,11 +20,12 @@
  * and its clock reads are still counted.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { selfCostByFunction } from './callgrind-functions.js'
+import { turnBudgetPlugin } from './turn-budget-plugin.js'
 import { CALLERS, PER_CALLER } from './engine-workload.js'
 import { argValue, ROOT } from './lib.js'
 
@@ -40,19 +41,6 @@ const engine = enginesAt(${SIZE}).find((e) => e.name === process.env.ENGINE)
 for (let run = 0; run < 6 + Number(process.env.TIMED_RUNS); run++) await closedLoop(engine.make())
 `
 
-/** The engine as shipped, with the loop-turn budget lifted (see above). */
-const endlessTurnBudget = {
-  name: 'endless-turn-budget',
-  setup(b: import('esbuild').PluginBuild) {
-    b.onLoad({ filter: /batching[\\/]loop-turn\.ts$/ }, (args) => {
-      const source = readFileSync(args.path, 'utf8')
-      const lifted = source.replace(/export const TURN_BUDGET_MS = 1\b/, 'export const TURN_BUDGET_MS = 1e9')
-      if (lifted === source) throw new Error('TURN_BUDGET_MS not found in loop-turn.ts')
-      return { contents: lifted, loader: 'ts' }
-    })
-  },
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'engine-instructions-'))
 const bundle = join(dir, 'driver.mjs')
 await build({
@@ -62,7 +50,8 @@ await build({
   format: 'esm',
   conditions: ['edgeserve-source'],
   outfile: bundle,
-  plugins: [endlessTurnBudget],
+  // The engine as shipped, with the loop-turn budget lifted (see above).
+  plugins: [turnBudgetPlugin(1e9)],
   logLevel: 'error',
 })
 

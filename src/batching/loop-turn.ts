@@ -24,6 +24,16 @@ import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, schedule
  * no-op batches of 64 ran 3 to 5% slower for those turns and the scavenges
  * V8 runs at them, one of batches of 8 about 8% slower.
  *
+ * Why 4 ms: a turn is not free. Returning to the loop means a syscall
+ * (epoll), and on a virtual machine the code that runs after one runs slower
+ * for a while: on the 2-core machine the bench runs on, a chain of no-op
+ * batches ran about 5% slower with a turn every millisecond, and an `fstat`
+ * every millisecond with no turn cost it about 3%. With 4 ms the turns cost
+ * about 1%, and a request that arrives while cheap batches run is read at
+ * most 4 ms later: under a load that keeps batches back to back it would
+ * wait longer for its own batch anyway. (React's scheduler yields every
+ * 5 ms for the same trade.)
+ *
  * One turn is not always enough. libuv (1.46 in Node 20) accepts one new
  * connection per turn of the loop, so a server whose turns each run a 70 ms
  * model batch accepts fourteen connections a second: a burst of 64 new
@@ -33,7 +43,7 @@ import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, schedule
  * (at most YIELD_TURNS_MAX): idle turns cost microseconds, and each accepts a
  * connection and reads what arrived.
  */
-export const TURN_BUDGET_MS = 1
+export const TURN_BUDGET_MS = 4
 export const MAX_BATCHES_PER_TURN = 16
 export const YIELD_TURNS_MAX = 64
 

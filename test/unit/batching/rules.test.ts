@@ -9,6 +9,9 @@ import {
 import { MAX_BATCHES_PER_TURN, TURN_BUDGET_MS, YIELD_TURNS_MAX } from '../../../src/batching/loop-turn.js'
 import { deferred, flushQueue, holdThread, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
+/** A batch that holds the thread past the turn's budget, as a model run does: the loop must turn after it. */
+const LONG_BATCH_MS = TURN_BUDGET_MS + 1
+
 /** A handler that records each batch it sees and can be held open. */
 function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
   const batches: T[][] = []
@@ -134,7 +137,7 @@ describe('opportunistic by default', () => {
     const f = batch(
       async (xs: number[]) => {
         started.push(xs[0]!)
-        holdThread(3)
+        holdThread(LONG_BATCH_MS)
         return xs
       },
       { maxBatchSize: 1 },
@@ -151,7 +154,7 @@ describe('opportunistic by default', () => {
   it('a pipeline of stages that block the thread lets the event loop turn between stages', async () => {
     // Each call goes on to the next stage with what the last returned, on promise jobs only,
     // as a pipeline of deployments does in one process: the loop must still turn between stages.
-    const hold = () => holdThread(3)
+    const hold = () => holdThread(LONG_BATCH_MS)
     const stages: string[] = []
     const detect = batch(async (xs: number[]) => (stages.push('detect'), hold(), xs), { maxBatchSize: 1 })
     const recognize = batch(async (xs: number[]) => (stages.push('recognize'), hold(), xs), { maxBatchSize: 1 })
@@ -167,7 +170,7 @@ describe('opportunistic by default', () => {
   it('partial batches of two queues that block the thread start in different turns', async () => {
     // Each queue's pump waits for a loop turn; two pumps due in the same turn
     // must not run two long batches back to back while I/O waits.
-    const hold = () => holdThread(3)
+    const hold = () => holdThread(LONG_BATCH_MS)
     const started: string[] = []
     const a = batch(async (xs: number[]) => (started.push('a'), hold(), xs), { maxBatchSize: 8 })
     const b = batch(async (xs: number[]) => (started.push('b'), hold(), xs), { maxBatchSize: 8 })
@@ -200,17 +203,18 @@ describe('opportunistic by default', () => {
   })
 
   it('full batches that hold the thread start on promise jobs only until the turn has held it for its budget', async () => {
-    // Each batch holds the thread 0.4 ms: the turn's 1 ms budget lets at most
-    // three start (at 0, 0.4 and 0.8 ms) before the loop must turn.
+    // Each batch holds the thread for 0.4 of the turn's budget: at most three
+    // start (at 0, 0.4 and 0.8 of it) before the loop must turn.
+    const holdMs = TURN_BUDGET_MS * 0.4
     const started: number[] = []
-    const f = batch(async (xs: number[]) => (started.push(xs[0]!), holdThread(0.4), xs), { maxBatchSize: 1 })
+    const f = batch(async (xs: number[]) => (started.push(xs[0]!), holdThread(holdMs), xs), { maxBatchSize: 1 })
     await settleLoopTurns()
     let batchesBeforeIo = -1
     setImmediate(() => (batchesBeforeIo = started.length))
     await Promise.all(Array.from({ length: 10 }, (_, i) => f(i)))
     expect(started).toHaveLength(10)
     expect(batchesBeforeIo).toBeGreaterThanOrEqual(1)
-    expect(batchesBeforeIo).toBeLessThanOrEqual(Math.ceil(TURN_BUDGET_MS / 0.4))
+    expect(batchesBeforeIo).toBeLessThanOrEqual(3)
   })
 
   it('after a batch that held the thread, the loop turns about once per millisecond held before the next batch', async () => {

@@ -1,0 +1,24 @@
+/**
+ * An esbuild plugin that bundles the engine with another loop-turn budget
+ * (`TURN_BUDGET_MS` in src/batching/loop-turn.ts): for counting a call's
+ * instructions without the turns (./engine-instructions.ts) and for timing
+ * the engine at several budgets (./turn-budget.ts).
+ */
+import { readFileSync } from 'node:fs'
+import type { Plugin } from 'esbuild'
+
+export function turnBudgetPlugin(budgetMs: number): Plugin {
+  return {
+    name: 'turn-budget',
+    setup(build) {
+      build.onLoad({ filter: /batching[\\/]loop-turn\.ts$/ }, (args) => {
+        const source = readFileSync(args.path, 'utf8')
+        const changed = source.replace(/export const TURN_BUDGET_MS = [\d.e]+\b/, `export const TURN_BUDGET_MS = ${budgetMs}`)
+        if (changed === source && !source.includes(`export const TURN_BUDGET_MS = ${budgetMs}\n`)) {
+          throw new Error('TURN_BUDGET_MS not found in loop-turn.ts')
+        }
+        return { contents: changed, loader: 'ts' }
+      })
+    },
+  }
+}
