@@ -23,11 +23,11 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { build } from 'esbuild'
+import { bundleDriver } from './bundle-driver.js'
 import { selfCostByFunction } from './callgrind-functions.js'
 import { turnBudgetPlugin } from './turn-budget-plugin.js'
 import { CALLERS, PER_CALLER } from './engine-workload.js'
-import { argValue, ROOT } from './lib.js'
+import { argValue } from './lib.js'
 
 const SIZE = Number(argValue('--size') ?? 64)
 const BY_FUNCTION = process.argv.includes('--by-function')
@@ -43,17 +43,8 @@ for (let run = 0; run < 6 + Number(process.env.TIMED_RUNS); run++) await closedL
 
 const dir = mkdtempSync(join(tmpdir(), 'engine-instructions-'))
 const bundle = join(dir, 'driver.mjs')
-await build({
-  stdin: { contents: driver, resolveDir: ROOT, sourcefile: 'engine-instructions-driver.mjs' },
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  conditions: ['edgeserve-source'],
-  outfile: bundle,
-  // The engine as shipped, with the loop-turn budget lifted (see above).
-  plugins: [turnBudgetPlugin(1e9)],
-  logLevel: 'error',
-})
+// The engine as shipped, with the loop-turn budget lifted (see above).
+await bundleDriver(driver, 'engine-instructions-driver.mjs', bundle, [turnBudgetPlugin(1e9)])
 
 type Count = { total: number; byFunction: Map<string, number> | undefined }
 

@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { build, type Plugin } from 'esbuild'
-import { ROOT } from './lib.js'
+import type { Plugin } from 'esbuild'
+import { bundleDriver } from './bundle-driver.js'
 
 /**
  * What each worker runs: the engine named in its workerData, one timed run
@@ -38,16 +38,7 @@ export class EngineWorkers {
   /** A worker running `engine` at `maxBatchSize`, from the engine bundled with `plugins`. */
   async start(engine: string, maxBatchSize: number, plugins: Plugin[] = []): Promise<EngineWorker> {
     const outfile = join(this.dir, `driver-${this.bundles++}.mjs`)
-    await build({
-      stdin: { contents: DRIVER, resolveDir: ROOT, sourcefile: 'engine-worker-driver.mjs' },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      conditions: ['edgeserve-source'],
-      outfile,
-      plugins,
-      logLevel: 'error',
-    })
+    await bundleDriver(DRIVER, 'engine-worker-driver.mjs', outfile, plugins)
     return new EngineWorker(new Worker(outfile, { workerData: { engine, maxBatchSize } }))
   }
 
