@@ -26,10 +26,13 @@ import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, schedule
  *
  * Why 4 ms: a turn is not free. Returning to the loop means a syscall
  * (epoll), and on a virtual machine the code that runs after one runs slower
- * for a while: on the 2-core machine the bench runs on, a chain of no-op
- * batches ran about 5% slower with a turn every millisecond, and an `fstat`
- * every millisecond with no turn cost it about 3%. With 4 ms the turns cost
- * about 1%, and a request that arrives while cheap batches run is read at
+ * for a while, and V8 runs its scavenge task at the turn, before the young
+ * generation is full. On the 2-core machine the bench runs on, a chain of
+ * no-op batches ran 5 to 7.5% slower with a turn every millisecond than
+ * with none, and 1 to 3% slower with one every 4 ms
+ * (`bench/turn-budget.ts`); an `fstat` every millisecond with no turn at
+ * all cost a closed loop about 3%. With 4 ms, a request that arrives while
+ * cheap batches run is read at
  * most 4 ms later: under a load that keeps batches back to back it would
  * wait longer for its own batch anyway. (React's scheduler yields every
  * 5 ms for the same trade.)
