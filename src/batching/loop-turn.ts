@@ -32,10 +32,9 @@ import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, schedule
  * with none, and 1 to 3% slower with one every 4 ms
  * (`bench/turn-budget.ts`); an `fstat` every millisecond with no turn at
  * all cost a closed loop about 3%. With 4 ms, a request that arrives while
- * cheap batches run is read at
- * most 4 ms later: under a load that keeps batches back to back it would
- * wait longer for its own batch anyway. (React's scheduler yields every
- * 5 ms for the same trade.)
+ * cheap batches run is read at most 4 ms later: under a load that keeps
+ * batches back to back it would wait longer for its own batch anyway.
+ * (React's scheduler yields every 5 ms for the same trade.)
  *
  * One turn is not always enough. libuv (1.46 in Node 20) accepts one new
  * connection per turn of the loop, so a server whose turns each run a 70 ms
