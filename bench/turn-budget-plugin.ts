@@ -7,17 +7,16 @@
 import { readFileSync } from 'node:fs'
 import type { Plugin } from 'esbuild'
 
+const BUDGET = /export const TURN_BUDGET_MS = [\d.e]+\b/
+
 export function turnBudgetPlugin(budgetMs: number): Plugin {
   return {
     name: 'turn-budget',
     setup(build) {
       build.onLoad({ filter: /batching[\\/]loop-turn\.ts$/ }, (args) => {
         const source = readFileSync(args.path, 'utf8')
-        const changed = source.replace(/export const TURN_BUDGET_MS = [\d.e]+\b/, `export const TURN_BUDGET_MS = ${budgetMs}`)
-        if (changed === source && !source.includes(`export const TURN_BUDGET_MS = ${budgetMs}\n`)) {
-          throw new Error('TURN_BUDGET_MS not found in loop-turn.ts')
-        }
-        return { contents: changed, loader: 'ts' }
+        if (!BUDGET.test(source)) throw new Error('TURN_BUDGET_MS not found in loop-turn.ts')
+        return { contents: source.replace(BUDGET, `export const TURN_BUDGET_MS = ${budgetMs}`), loader: 'ts' }
       })
     },
   }
