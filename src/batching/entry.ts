@@ -188,7 +188,7 @@ export class Entry<T, R> {
 
   /** EventListener object: the entry itself listens for its signal's abort, so a call costs no closure. */
   handleEvent(): void {
-    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.extras?.signal?.reason }))
+    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.signal?.reason }))
   }
 
   /** Mark this entry settled and detach it from the queue; false if it already was. */
