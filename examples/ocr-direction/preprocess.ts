@@ -9,18 +9,22 @@
  *   x         = (resized.transpose(2, 0, 1) / 255 - 0.5) / 0.5
  *   out       = zeros(3, imgH, imgW); out[:, :, :resized_w] = x
  *
+ * In two steps: each request resizes its image to a line of 8-bit pixels
+ * (clsResize, at most 27 KB), and its batch normalizes the lines straight
+ * into the model's input (clsNormalize). A queued request so holds a tenth
+ * of the floats it would, and the batch copies nothing more. Both run in
+ * WebAssembly (./wasm/preprocess.wat); clsPreprocess does both at once.
+ *
  * Details that matter for matching PaddleOCR:
  *  - Padding is 0 after normalization, which is mid-gray, not black.
  *  - PaddleOCR reads images with cv2.imread, so the channels are B, G, R.
  *  - Long lines are squashed horizontally to 192 px, not cropped.
  */
 import type { DecodedImage } from './image.js'
+import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH } from './shape.js'
+import { theKernel, type Kernel, type Taps } from './wasm/kernel.js'
 
-export const CLS_CHANNELS = 3
-export const CLS_HEIGHT = 48
-export const CLS_WIDTH = 192
-/** Floats per image: one [3, 48, 192] CHW slice of the model's [N, 3, 48, 192] input. */
-export const CLS_INPUT_SIZE = CLS_CHANNELS * CLS_HEIGHT * CLS_WIDTH
+export { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH }
 
 /** Width the image is resized to before right-padding (PaddleOCR's rule). */
 export function clsResizedWidth(width: number, height: number): number {
@@ -28,29 +32,22 @@ export function clsResizedWidth(width: number, height: number): number {
   return Math.max(1, Math.min(CLS_WIDTH, w))
 }
 
-/** `(v / 255 - 0.5) / 0.5` for every 8-bit value, as float32: one lookup per output value. */
-const NORMALIZED = Float32Array.from({ length: 256 }, (_, v) => (v / 255 - 0.5) / 0.5)
-
 /**
- * Where each output column or row samples its source, with OpenCV's
- * INTER_LINEAR conventions (half-pixel centres, edges clamped, no
- * antialiasing): where the lower source pixel starts, where the next one
- * (clamped) starts, and the weight of the next. Filled per image into
- * arrays sized for the largest axis, so resizing allocates nothing per
- * pixel. These scratch arrays (and the row slots below) are shared by every
- * call: clsPreprocess is synchronous, so two calls never interleave.
+ * A text line resized for the classifier: 48 rows of `width` pixels of
+ * `channels` bytes (gray, or R, G, B), packed. What a request keeps until
+ * its batch runs.
  */
-interface Taps {
-  lower: Int32Array
-  upper: Int32Array
-  weight: Float64Array
+export interface ClsLine {
+  width: number
+  channels: 1 | 3
+  data: Uint8Array
 }
 
-const taps = (size: number): Taps => ({ lower: new Int32Array(size), upper: new Int32Array(size), weight: new Float64Array(size) })
-const COLUMNS = taps(CLS_WIDTH)
-const ROWS = taps(CLS_HEIGHT)
-
-/** Taps for `dstSize` samples of a `srcSize` axis, as offsets in the source: `stride` bytes per step. */
+/**
+ * Taps for `dstSize` samples of a `srcSize` axis, as offsets in the source
+ * (`stride` bytes a step), with OpenCV's INTER_LINEAR conventions: half-pixel
+ * centres, edges clamped, no antialiasing.
+ */
 function fillTaps(into: Taps, dstSize: number, srcSize: number, stride: number): void {
   const scale = srcSize / dstSize
   for (let d = 0; d < dstSize; d++) {
@@ -64,84 +61,111 @@ function fillTaps(into: Taps, dstSize: number, srcSize: number, stride: number):
 }
 
 /**
- * Source rows resized horizontally (`width * channels` values each), kept
- * while the output rows step between them: a row is interpolated across
- * once, however many output rows blend it. Output rows only move down the
- * source, so two rows are all that is ever needed.
+ * Each output row blends two source rows, so an image uses at most 96 of
+ * its rows: only those are copied into the module's memory, which therefore
+ * never holds more than 96 rows of the widest accepted image (1.2 MB).
  */
-const RESIZED_ROWS = [new Float64Array(CLS_WIDTH * 3), new Float64Array(CLS_WIDTH * 3)] as const
-const rowInSlot = [-1, -1]
-
-/** Source row `row` (a byte offset) resized across; fills the slot that does not hold `keep`. */
-function resizedRow(src: Uint8Array, row: number, keep: number, w: number, channels: number): Float64Array {
-  if (rowInSlot[0] === row) return RESIZED_ROWS[0]
-  if (rowInSlot[1] === row) return RESIZED_ROWS[1]
-  const slot = rowInSlot[0] === keep ? 1 : 0
-  const values = RESIZED_ROWS[slot]
-  const { lower: lefts, upper: rights, weight: fxs } = COLUMNS
-  if (channels === 1) {
-    // Gray, the usual text crop: one sample a pixel, no loop over channels.
-    for (let x = 0; x < w; x++) {
-      const left = src[row + lefts[x]!]!
-      values[x] = left + (src[row + rights[x]!]! - left) * fxs[x]!
-    }
-  } else {
-    for (let x = 0, i = 0; x < w; x++) {
-      const left = row + lefts[x]!
-      const right = row + rights[x]!
-      const fx = fxs[x]!
-      for (let c = 0; c < channels; c++, i++) values[i] = src[left + c]! + (src[right + c]! - src[left + c]!) * fx
-    }
-  }
-  rowInSlot[slot] = row
-  return values
-}
+const SOURCE_ROWS = 2 * CLS_HEIGHT
 
 /**
- * One image as a [3, 48, 192] CHW float slice. Pass `out` and `offset` to
- * write straight into a batched [N, 3, 48, 192] buffer; `out` must be zeroed
- * there (a fresh Float32Array is), since the padding is left untouched.
- *
- * The bilinear resize (rounded back to 8 bits, as cv2 does for uint8 input),
- * the BGR reorder and the normalization happen in one pass over the output
- * rows, from the decoded pixels straight into `out`, with two resized
- * source rows as scratch: no resized image, nothing allocated per pixel.
- * A gray image is resized once and written to all three channels.
+ * Copies the source rows the row taps name into the module's memory, and
+ * points the taps at the copies. Short images (every text line) are copied
+ * whole; a taller one has only its used rows copied, packed, each once (the
+ * taps only move down the source, so a row repeats only right after itself).
  */
-export function clsPreprocess(img: DecodedImage, out = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
-  if (out.length < offset + CLS_INPUT_SIZE) throw new RangeError('clsPreprocess: output buffer too small')
+function copySourceRows(k: Kernel, src: Uint8Array, height: number, rowBytes: number): void {
+  if (height <= SOURCE_ROWS) {
+    k.reserve(height * rowBytes)
+    k.bytes.set(src.length === height * rowBytes ? src : src.subarray(0, height * rowBytes), k.source)
+    return
+  }
+  k.reserve(SOURCE_ROWS * rowBytes)
+  let lastRow = -1
+  let slot = -1
+  const place = (taps: Int32Array, y: number): void => {
+    const row = taps[y]! / rowBytes
+    if (row !== lastRow) {
+      lastRow = row
+      slot++
+      k.bytes.set(src.subarray(row * rowBytes, (row + 1) * rowBytes), k.source + slot * rowBytes)
+    }
+    taps[y] = slot * rowBytes
+  }
+  for (let y = 0; y < CLS_HEIGHT; y++) {
+    place(k.rows.lower, y)
+    place(k.rows.upper, y)
+  }
+}
+
+/** Resizes `img` into the kernel's line; returns the line's width. */
+function resizeInKernel(k: Kernel, img: DecodedImage): number {
   const { width: srcW, height: srcH, data: src } = img
   const channels = img.channels ?? 3
   if (src.length < srcW * srcH * channels) {
     throw new RangeError(`clsPreprocess: a ${srcW}x${srcH} image with ${channels} channel(s) needs ${srcW * srcH * channels} bytes, got ${src.length}`)
   }
   const w = clsResizedWidth(srcW, srcH)
-  fillTaps(COLUMNS, w, srcW, channels)
-  fillTaps(ROWS, CLS_HEIGHT, srcH, srcW * channels)
-  rowInSlot[0] = rowInSlot[1] = -1 // a new image: nothing cached
-  const plane = CLS_HEIGHT * CLS_WIDTH
-  for (let y = 0; y < CLS_HEIGHT; y++) {
-    const top = ROWS.lower[y]!
-    const bottom = ROWS.upper[y]!
-    const fy = ROWS.weight[y]!
-    const upper = resizedRow(src, top, bottom, w, channels)
-    const lower = resizedRow(src, bottom, top, w, channels)
-    // Output channel 0 = B, 1 = G, 2 = R (cv2's BGR order).
-    const b = offset + y * CLS_WIDTH
-    const g = b + plane
-    const r = g + plane
-    if (channels === 1) {
-      for (let x = 0; x < w; x++) out[b + x] = NORMALIZED[Math.round(upper[x]! + (lower[x]! - upper[x]!) * fy)]!
-      out.copyWithin(g, b, b + w)
-      out.copyWithin(r, b, b + w)
-      continue
-    }
-    for (let x = 0, i = 0; x < w; x++, i += 3) {
-      out[r + x] = NORMALIZED[Math.round(upper[i]! + (lower[i]! - upper[i]!) * fy)]!
-      out[g + x] = NORMALIZED[Math.round(upper[i + 1]! + (lower[i + 1]! - upper[i + 1]!) * fy)]!
-      out[b + x] = NORMALIZED[Math.round(upper[i + 2]! + (lower[i + 2]! - upper[i + 2]!) * fy)]!
-    }
+  fillTaps(k.columns, w, srcW, channels)
+  fillTaps(k.rows, CLS_HEIGHT, srcH, srcW * channels)
+  copySourceRows(k, src, srcH, srcW * channels)
+  k.resize(w, channels)
+  return w
+}
+
+function checkOut(out: Float32Array, offset: number): void {
+  if (out.length < offset + CLS_INPUT_SIZE) throw new RangeError(`output buffer too small: ${CLS_INPUT_SIZE} floats from offset ${offset} need ${offset + CLS_INPUT_SIZE}, got ${out.length}`)
+}
+
+/**
+ * An image resized to the classifier's 48 rows, keeping its aspect ratio up
+ * to 192 columns: bilinear, rounded back to 8 bits as cv2 does for uint8
+ * input. Gray stays gray (a third of the bytes).
+ */
+export function clsResize(img: DecodedImage): ClsLine {
+  const k = theKernel()
+  const width = resizeInKernel(k, img)
+  const channels = img.channels ?? 3
+  return { width, channels, data: k.line(CLS_HEIGHT * width * channels).slice() }
+}
+
+/**
+ * A resized line as a [3, 48, 192] CHW float slice, normalized to [-1, 1],
+ * channels B, G, R, right-padded with 0. Pass `out` and `offset` to write
+ * straight into a batched [N, 3, 48, 192] buffer; the padding is written
+ * too, so `out` need not be zeroed.
+ */
+export function clsNormalize(line: ClsLine, out = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
+  checkOut(out, offset)
+  const { width, channels, data } = line
+  if (!Number.isInteger(width) || width < 1 || width > CLS_WIDTH || (channels !== 1 && channels !== 3) || data.length !== CLS_HEIGHT * width * channels) {
+    throw new RangeError(`clsNormalize: expected a line of ${CLS_HEIGHT} rows of 1 to ${CLS_WIDTH} pixels of 1 or 3 bytes (clsResize makes one)`)
   }
+  const k = theKernel()
+  k.line(data.length).set(data)
+  k.normalize(width, channels)
+  out.set(k.out, offset)
+  return out
+}
+
+/** Lines as one NCHW float32 buffer [N, 3, 48, 192]: a batch's input. */
+export function clsNormalizeBatch(lines: readonly ClsLine[]): { data: Float32Array; dims: [number, number, number, number] } {
+  const data = new Float32Array(lines.length * CLS_INPUT_SIZE)
+  lines.forEach((line, n) => clsNormalize(line, data, n * CLS_INPUT_SIZE))
+  return { data, dims: [lines.length, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH] }
+}
+
+/**
+ * One image as a [3, 48, 192] CHW float slice: clsResize and clsNormalize
+ * at once, the line never leaving the WebAssembly memory. Pass `out` and
+ * `offset` to write straight into a batched [N, 3, 48, 192] buffer, which
+ * need not be zeroed.
+ */
+export function clsPreprocess(img: DecodedImage, out = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
+  checkOut(out, offset)
+  const k = theKernel()
+  const width = resizeInKernel(k, img)
+  k.normalize(width, img.channels ?? 3)
+  out.set(k.out, offset)
   return out
 }
 

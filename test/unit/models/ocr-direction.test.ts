@@ -7,8 +7,11 @@ import {
   CLS_HEIGHT,
   CLS_INPUT_SIZE,
   CLS_WIDTH,
+  clsNormalize,
+  clsNormalizeBatch,
   clsPreprocess,
   clsPreprocessBatch,
+  clsResize,
   clsResizedWidth,
 } from '../../../examples/ocr-direction/preprocess.js'
 import { defaultClsModelPath } from '../../../scripts/models/ocr/cls-model-path.js'
@@ -121,7 +124,7 @@ describe('clsPreprocess', () => {
       if (img.channels !== 1) return img
       return { ...img, channels: undefined, data: Uint8Array.from({ length: img.data.length * 3 }, (_, i) => img.data[Math.floor(i / 3)]!) }
     })
-    const sizes = [[1, 1], [1, 200], [300, 2], [50, 40], [192, 48], [1000, 48], [7, 3], [97, 61], [4000, 20], [13, 500], [244, 40]] as const
+    const sizes = [[1, 1], [1, 200], [300, 2], [50, 40], [192, 48], [1000, 48], [7, 3], [97, 61], [4000, 20], [13, 500], [244, 40], [4096, 1000]] as const
     for (const [k, [width, height]] of sizes.entries()) images.push({ width, height, data: seededBytes(width * height * 3, k + 1) })
     for (const img of images) {
       expect(maxDiff(clsPreprocess(img), referencePreprocess(img)), `${img.width}x${img.height}`).toBeLessThan(1e-6)
@@ -134,6 +137,21 @@ describe('clsPreprocess', () => {
       const rgb = Uint8Array.from({ length: gray.length * 3 }, (_, i) => gray[Math.floor(i / 3)]!)
       expect(maxDiff(clsPreprocess({ width, height, channels: 1, data: gray }), clsPreprocess({ width, height, data: rgb }))).toBe(0)
     }
+  })
+
+  it('maps each of the 256 levels to (v / 255 - 0.5) / 0.5 as float32', () => {
+    // 192x48 is the output size: every weight is 0, so each output value is one source level.
+    const levels = Uint8Array.from({ length: CLS_WIDTH * CLS_HEIGHT }, (_, i) => (i * 7) % 256)
+    const out = clsPreprocess({ width: CLS_WIDTH, height: CLS_HEIGHT, channels: 1, data: levels })
+    const expected = Float32Array.from(levels, (v) => (v / 255 - 0.5) / 0.5)
+    for (let c = 0; c < 3; c++) expect(maxDiff(out.subarray(c * expected.length, (c + 1) * expected.length), expected)).toBe(0)
+  })
+
+  it('writes the padding too, so the output buffer need not be zeroed', () => {
+    const image = solid(24, 12, [200, 100, 50]) // resized to 96 of the 192 columns
+    const out = clsPreprocess(image, new Float32Array(CLS_INPUT_SIZE + 10).fill(Number.NaN), 10)
+    expect(maxDiff(out.subarray(10), clsPreprocess(image))).toBe(0)
+    expect(out.subarray(0, 10).every(Number.isNaN)).toBe(true)
   })
 
   it('refuses pixel data shorter than its dimensions', () => {
@@ -169,6 +187,40 @@ describe('clsPreprocess', () => {
     expect(dims).toEqual([2, 3, CLS_HEIGHT, CLS_WIDTH])
     expect(data[0]).toBe(1)
     expect(data[CLS_INPUT_SIZE]).toBe(-1)
+  })
+})
+
+describe('clsResize and clsNormalize: the two steps a served request and its batch take', () => {
+  const gray = (width: number, height: number, seed: number): DecodedImage => ({ width, height, channels: 1, data: seededBytes(width * height, seed) })
+  const rgb = (width: number, height: number, seed: number): DecodedImage => ({ width, height, data: seededBytes(width * height * 3, seed) })
+  const images = [gray(244, 40, 1), rgb(244, 40, 2), gray(7, 3, 3), rgb(13, 500, 4), gray(1000, 48, 5), rgb(4096, 120, 6), gray(191, 48, 7)]
+
+  it('together equal clsPreprocess, for gray and RGB, short, tall and wide images', () => {
+    for (const img of images) expect(maxDiff(clsNormalize(clsResize(img)), clsPreprocess(img)), `${img.width}x${img.height}`).toBe(0)
+  })
+
+  it('keep a line of 48 rows of 8-bit pixels, gray staying gray', () => {
+    const line = clsResize(gray(244, 40, 8))
+    expect([line.width, line.channels, line.data.length]).toEqual([192, 1, 48 * 192])
+    const solidLine = clsResize(solid(30, 10, [200, 100, 50])) // 144 columns
+    expect([solidLine.width, solidLine.channels, solidLine.data.length]).toEqual([144, 3, 48 * 144 * 3])
+    expect(solidLine.data.every((v, i) => v === [200, 100, 50][i % 3])).toBe(true)
+  })
+
+  it('give each line of a batch its own slice', () => {
+    const lines = images.map(clsResize)
+    const { data, dims } = clsNormalizeBatch(lines)
+    expect(dims).toEqual([lines.length, 3, CLS_HEIGHT, CLS_WIDTH])
+    lines.forEach((line, n) => expect(maxDiff(data.subarray(n * CLS_INPUT_SIZE, (n + 1) * CLS_INPUT_SIZE), clsNormalize(line))).toBe(0))
+  })
+
+  it('refuse a line that clsResize could not have made', () => {
+    const line = clsResize(gray(244, 40, 9))
+    const message = /clsNormalize: expected a line of 48 rows of 1 to 192 pixels of 1 or 3 bytes/
+    expect(() => clsNormalize({ ...line, data: line.data.subarray(1) })).toThrow(message)
+    expect(() => clsNormalize({ ...line, width: 193 })).toThrow(message)
+    expect(() => clsNormalize({ ...line, channels: 2 as 1 })).toThrow(message)
+    expect(() => clsNormalize(line, new Float32Array(CLS_INPUT_SIZE), 1)).toThrow(RangeError)
   })
 })
 
