@@ -1,10 +1,10 @@
 import { HTTPError, batch, currentRequest, deployment, readBody } from 'edgeserve'
-import { stack, type Model } from 'edgeserve/onnx'
+import type { Model } from 'edgeserve/onnx'
 import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/ocr-direction'
 import { ImageDecodeError, decodeImage } from './image.js'
 import { clsPostprocessBatch, type ClsResult } from './postprocess.js'
-import { CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH, clsPreprocess } from './preprocess.js'
+import { clsNormalizeBatch, clsResize, type ClsLine } from './preprocess.js'
 
 /** Text-line crops are small; 5 MB is generous and bounds what one request can cost. */
 export const BODY_LIMIT = 5 * 1024 * 1024
@@ -14,8 +14,10 @@ const IMAGE_TYPES = /^(image\/(png|jpeg|jpg)|application\/octet-stream)\s*(;|$)/
  * Is this text line upright or upside down? PaddleOCR's direction
  * classifier, with up to 32 images per `session.run`.
  *
- * Each request decodes and preprocesses its own image (so a broken image
- * fails alone, before it can join a batch); the batch runs the model once.
+ * Each request decodes its own image and resizes it to 48 rows of 8-bit
+ * pixels (so a broken image fails alone, before it can join a batch); the
+ * batch normalizes its lines straight into the model's input and runs the
+ * model once.
  */
 export class TextDirectionClassifier {
   /**
@@ -50,12 +52,13 @@ export class TextDirectionClassifier {
     return model
   }
 
-  /** One preprocessed [3, 48, 192] image in, its direction out. */
+  /** One resized text line in (clsResize), its direction out. */
   classify = batch(
-    async (images: Float32Array[]): Promise<ClsResult[]> => {
+    async (lines: ClsLine[]): Promise<ClsResult[]> => {
       const model = await this.#model()
-      const outputs = await model.run({ [model.inputNames[0]!]: stack(images, [CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH]) })
-      return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, images.length)
+      const { data, dims } = clsNormalizeBatch(lines)
+      const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
+      return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
     },
     { maxBatchSize: 32 },
   )
@@ -71,14 +74,14 @@ export class TextDirectionClassifier {
     }
     const bytes = await readBody(request, BODY_LIMIT)
     if (bytes.byteLength === 0) throw new HTTPError(400, 'the request body is empty: POST a PNG or JPEG image')
-    let pixels: Float32Array
+    let line: ClsLine
     try {
-      pixels = clsPreprocess(decodeImage(bytes))
+      line = clsResize(decodeImage(bytes))
     } catch (error) {
       if (error instanceof ImageDecodeError) throw new HTTPError(error.reason === 'too-large' ? 413 : 422, error.message)
       throw error
     }
-    return this.classify(pixels, { request: call })
+    return this.classify(line, { request: call })
   }
 }
 

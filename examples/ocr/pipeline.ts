@@ -3,7 +3,7 @@ import { HTTPError, deployment, readBody, type DeploymentHandle } from 'edgeserv
 import { ocrDirection, type TextDirectionClassifier } from '../ocr-direction/classifier.js'
 import { ImageDecodeError, decodeImage, type RgbImage } from '../ocr-direction/image.js'
 import { shouldRotate, type ClsResult } from '../ocr-direction/postprocess.js'
-import { clsPreprocess } from '../ocr-direction/preprocess.js'
+import { clsResize } from '../ocr-direction/preprocess.js'
 import { cropQuad, rotateHalf } from './crop.js'
 import { resizeForDetection } from './detect-input.js'
 import { textDetector, type TextDetector } from './detector.js'
@@ -72,7 +72,7 @@ export class OcrPipeline {
   async read(page: RgbImage): Promise<OcrResult> {
     const found = await this.detector.detect.remote({ page: resizeForDetection(page), pageWidth: page.width, pageHeight: page.height })
     const crops = found.map(({ box }) => ({ box, crop: cropQuad(page, box) }))
-    const directions = await Promise.all(crops.map(({ crop }) => this.direction.classify.remote(clsPreprocess(crop))))
+    const directions = await Promise.all(crops.map(({ crop }) => this.direction.classify.remote(clsResize(crop))))
     const turned = isTurned(crops.map(({ crop }, i) => ({ width: crop.width, direction: directions[i]! })))
     const lines = await Promise.all(
       crops.map(async ({ box, crop }): Promise<OcrLine> => {
