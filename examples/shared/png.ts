@@ -207,21 +207,23 @@ function inflateInSlices(stream: Uint8Array, out: Uint8Array): number {
 // Pixels
 
 /**
- * Undo each row's filter (PNG's none, sub, up, average, Paeth) from `raw`
- * into packed rows, and keep 8 bits per sample: 16-bit samples keep their
- * high byte.
+ * Undo each row's filter (PNG's none, sub, up, average, Paeth) in place,
+ * packing the rows over their filter bytes (a row's pixels only ever move
+ * to lower offsets, over bytes already read), and keep 8 bits per sample:
+ * 16-bit samples keep their high byte. Returns a view of `raw`: the image
+ * costs no second buffer of its size.
  */
 function unfilter(raw: Uint8Array, { width, height, depth, channels }: Header): Uint8Array {
   const bpp = (channels * depth) / 8 // bytes per pixel, also the distance to the "left" byte
   const rowBytes = width * bpp
-  const rows = new Uint8Array(rowBytes * height)
+  const rows = raw // written as `rows`, read as `raw`: the same bytes
   for (let y = 0; y < height; y++) {
     const filter = raw[y * (rowBytes + 1)]!
     const src = y * (rowBytes + 1) + 1
     const dst = y * rowBytes
-    const up = dst - rowBytes // the row above, already unfiltered (absent for the first row)
+    const up = dst - rowBytes // the row above, already unfiltered and in place (absent for the first row)
     // Uint8Array stores wrap modulo 256, as PNG's arithmetic does.
-    if (filter === 0) rows.set(raw.subarray(src, src + rowBytes), dst)
+    if (filter === 0) rows.copyWithin(dst, src, src + rowBytes)
     else if (filter === 1) {
       for (let i = 0; i < rowBytes; i++) rows[dst + i] = raw[src + i]! + (i >= bpp ? rows[dst + i - bpp]! : 0)
     } else if (filter === 2) {
@@ -241,10 +243,11 @@ function unfilter(raw: Uint8Array, { width, height, depth, channels }: Header): 
       }
     } else throw new ImageDecodeError('corrupt', `invalid PNG: row ${y} has filter type ${filter}`)
   }
-  if (depth === 8) return rows
-  const high = new Uint8Array(rows.length / 2)
-  for (let i = 0; i < high.length; i++) high[i] = rows[2 * i]!
-  return high
+  const size = rowBytes * height
+  if (depth === 8) return rows.subarray(0, size)
+  // 16-bit: the high bytes, packed in place too (sample i moves from 2i to i).
+  for (let i = 0; i < size / 2; i++) rows[i] = rows[2 * i]!
+  return rows.subarray(0, size / 2)
 }
 
 /** The neighbour (left, above or above-left) nearest to left + above - aboveLeft, as PNG's Paeth filter predicts. */
