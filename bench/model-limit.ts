@@ -27,10 +27,10 @@ import { createInterface } from 'node:readline'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { decodeImage } from '../examples/ocr-direction/image.js'
-import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH, clsPreprocess } from '../examples/ocr-direction/preprocess.js'
+import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH } from '../examples/ocr-direction/preprocess.js'
 import { loadModel, type Model } from '../src/onnx/node.js'
 import { ROOT, TSX, argValue, median, quick, runJsonChild } from './lib.js'
+import { prepareBatch, prepareImages } from './prepare-work.js'
 import { defaultClsModelPath } from '../scripts/models/ocr/cls-model-path.js'
 
 export const BATCH_SIZES = [1, 4, 8, 16, 32, 64]
@@ -189,16 +189,12 @@ async function warmModel(threadsArg: string, instancesArg: string | undefined) {
   const warm = { [input]: tensor(new Float32Array(8 * CLS_INPUT_SIZE).fill(0.5), 8) }
   for (const t0 = performance.now(); performance.now() - t0 < (quick ? 1500 : 4000); ) await model.run(warm)
 
-  /** Decode and preprocess `n` copies of the image into one batch input, as a served batch would hold them. */
-  const prepare = (n: number): Float32Array => {
-    const data = new Float32Array(n * CLS_INPUT_SIZE)
-    for (let i = 0; i < n; i++) clsPreprocess(decodeImage(image), data, i * CLS_INPUT_SIZE)
-    return data
-  }
+  /** Decode and preprocess `n` copies of the image into one batch input, as `n` served requests and their batch do. */
+  const prepare = (n: number): Float32Array => prepareBatch(image, n)
   for (const t0 = performance.now(); performance.now() - t0 < 300; ) prepare(1) // warm the JavaScript up too
   /** The whole in-process path for a batch of `n`: decode, preprocess, run. */
   const pipelineStep = (n: number) => () => model.run({ [input]: tensor(prepare(n), n) })
-  return { model, input, tensor, prepare, pipelineStep }
+  return { model, input, tensor, image, prepare, pipelineStep }
 }
 
 /** `--beside <batch>`: READY, then one window of the pipeline at that batch size per line read. */
@@ -214,21 +210,22 @@ async function serveBeside(threadsArg: string, instancesArg: string | undefined,
 }
 
 async function measureHere(threadsArg: string, instancesArg: string | undefined): Promise<ThreadLimit> {
-  const { model, input, tensor, prepare, pipelineStep } = await warmModel(threadsArg, instancesArg)
+  const { model, input, tensor, image, prepare, pipelineStep } = await warmModel(threadsArg, instancesArg)
   const windowMs = WINDOW_MS
   const repeats = quick ? 3 : 5
-  // Decode + preprocess alone: windows at the start and one more at each batch
-  // size below, so that the median spans the whole run rather than a second
-  // of it. This machine's speed dips for a second or two at a time
-  // (bench/limits.md), and a burst of windows can fall inside one dip.
-  const prepareOne = async () => prepare(1)
+  // Decode + preprocess alone (see prepareImages): windows at the start and
+  // one more at each batch size below, so that the median spans the whole run
+  // rather than a second of it. This machine's speed dips for a second or two
+  // at a time (bench/limits.md), and a burst of windows can fall inside one dip.
+  const PER_STEP = 32
+  const prepareServed = async () => prepareImages(image, PER_STEP)
   const prepareRates: number[] = []
-  for (let r = 0; r < repeats; r++) prepareRates.push(await windowRate(prepareOne, 1, windowMs / 2))
+  for (let r = 0; r < repeats; r++) prepareRates.push(await windowRate(prepareServed, PER_STEP, windowMs / 2))
 
   const rows: LimitRow[] = []
   const pipeline: LimitRow[] = []
   for (const n of BATCH_SIZES) {
-    prepareRates.push(await windowRate(prepareOne, 1, windowMs / 2))
+    prepareRates.push(await windowRate(prepareServed, PER_STEP, windowMs / 2))
     const feeds = { [input]: tensor(prepare(n), n) }
     const [runOnly, whole] = await itemsPerSecond([() => model.run(feeds), pipelineStep(n)], n, windowMs, repeats)
     rows.push({ batch: n, itemsPerS: runOnly!, msPerRun: (n * 1000) / runOnly! })

@@ -266,6 +266,11 @@ export function renderReport(results: any, template: string, limits: string): { 
     limitLines.push(`| decode + preprocess + run | ${layout} | ${config.pipeline.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
   }
   const decodeMs = configs.map((c: any) => f(c.decodePreprocessMsPerItem, 3)).join(' / ')
+  const prepare: any[] = results.prepare ?? []
+  const prepareLines = ['| runtime | ms per image | rounds (ms per image) | measured |', '| --- | ---: | --- | --- |']
+  for (const p of prepare) prepareLines.push(`| ${p.runtime} | ${f(p.msPerImage, 3)} | ${p.rounds.map((x: number) => f(x, 3)).join(', ')} | ${p.how} |`)
+  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {})) prepareLines.push(`| ${runtime} | – | – | failed: \`${String(error).split('\n')[0]}\` |`)
+  const prepareAfter = prepare.length > 0 ? prepare.map((p) => `${p.runtime} ${f(p.msPerImage, 3)}`).join(', ') + ' ms' : `${decodeMs} ms`
   const bestAgain = configs
     .filter((c: any) => c.pipelineBest)
     .map((c: any) => `${layoutName({ threads: c.effectiveNumThreads, instances: c.instances })} at batch ${c.pipelineBest.batch}: ${f(c.pipelineBest.itemsPerS)}`)
@@ -330,7 +335,8 @@ export function renderReport(results: any, template: string, limits: string): { 
     AFTER_MLP: f(r.mlp_batched_vs_hono_json_c64, 2),
     AFTER_THREADS: times(r.node_threads_2_vs_1_c64),
     AFTER_ENGINE: times(r.engine_vs_dataloader),
-    AFTER_DECODE: `${decodeMs} ms`,
+    AFTER_DECODE: prepareAfter,
+    PREPARE: prepareLines.join('\n'),
     LIMITS: limits.trim(),
     OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
     AUTOSCALING: autoscalingTable(results.autoscaling),

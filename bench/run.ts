@@ -14,6 +14,7 @@ import { ENDPOINTS as E, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { interleavedRows, type LoadRow } from './http.js'
 import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
+import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.js'
 import { renderReport } from './report.js'
 
 const started = Date.now()
@@ -135,7 +136,12 @@ const CONCURRENCY = quick ? [1, 64] : [1, 16, 64]
 // Started here, so that it loads and warms up while the server does.
 const beside = limitBeside(modelLimit.pipelineLimit, { quick })
 const limitWindows: number[] = []
+/** Decode + preprocess of the bench's image on each runtime (bench/prepare.ts), measured while its server is idle. */
+const PREPARE_ROUNDS = quick ? 9 : 15
+const prepare: PrepareRow[] = []
+const prepareErrors: Record<string, string> = {}
 const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
+  prepare.push(await prepareOverHttp('node', server.base, PREPARE_ROUNDS))
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
   out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
@@ -179,15 +185,27 @@ try {
     /Ready on (http:\/\/[\d.]+:\d+)/,
     {},
     // Quick mode: only the row workerd_vs_node_c64 needs.
-    async (server) =>
-      quick
+    async (server) => {
+      prepare.push(await prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
+      return quick
         ? await rows('workerd', server, [E.ocrBatched], 64)
-        : [...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)), ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64))],
+        : [...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)), ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64))]
+    },
   )
 } catch (error) {
   workerdError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
   log(`workerd failed: ${workerdError}`)
 }
+
+// 4b. Decode + preprocess in headless Chromium
+log('chromium: decode + preprocess')
+try {
+  prepare.push(await prepareInChromium(PREPARE_ROUNDS))
+} catch (error) {
+  prepareErrors.chromium = error instanceof Error ? error.message.slice(0, 500) : String(error)
+  log(`chromium failed: ${prepareErrors.chromium}`)
+}
+for (const row of prepare) log(`decode + preprocess on ${row.runtime}: ${row.msPerImage.toFixed(3)} ms per image`)
 
 // What the quick run does not measure it carries over from the last results, each section with
 // the date it was measured (the report says so): a quick run does not erase the slow pieces' rows.
@@ -296,6 +314,8 @@ const results = {
   nodeThreads: threadRows,
   workerd: workerdRows,
   workerdError,
+  prepare,
+  prepareErrors,
   ocrPipeline,
   autoscaling,
   ratios,

@@ -12,6 +12,7 @@ import { HTTPError, deployment, ingress, readJson } from '../../src/index.js'
 import { loadModel, stack, type Model } from 'edgeserve/onnx'
 import mlpBytes from '#example-model/house-price'
 import { TextDirectionClassifier, ocrDirection } from '../../examples/ocr-direction/classifier.js'
+import { prepareImages } from '../prepare-work.js'
 import { housePrice } from '../../examples/house-price/predictor.js'
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
 import { batchedNoOp, noOp } from './overhead.js'
@@ -78,6 +79,16 @@ export const app = new Hono()
     const body = (await readJson(c.req.raw, 16 * 1024)) as { features?: unknown }
     parseFeatures(body.features)
     return c.json({ prediction: 0 })
+  })
+  // The OCR route's work before the model, decode + preprocess of the posted image, `n` times over, as
+  // its requests and batches do it (../prepare-work.ts). bench/prepare.ts times it from outside, n
+  // against n = 0, on each runtime (workerd's clock stands still while code runs).
+  .post('/prepare', async (c) => {
+    const n = Number(c.req.query('n'))
+    if (!Number.isInteger(n) || n < 0 || n > 10_000) return c.json({ error: 'n must be an integer from 0 to 10000' }, 400)
+    const bytes = new Uint8Array(await c.req.arrayBuffer())
+    prepareImages(bytes, n)
+    return c.json({ n })
   })
   .post('/ocr', ingress(ocrBatched))
   .post('/ocr-unbatched', ingress(ocrUnbatched))
