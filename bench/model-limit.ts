@@ -122,7 +122,7 @@ const layoutArgs = (best: Best): string[] => (best.instances > 1 ? ['--instances
  * measured at the same speed the round was. The process is idle while the
  * rows run.
  */
-export function limitBeside(best: Best, options: { quick: boolean }): { measure(): Promise<number>; stop(): void } {
+export function limitBeside(best: Best, options: { quick: boolean }): { measure(): Promise<number>; stop(): Promise<void> } {
   const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(best), '--beside', String(best.batch), ...(options.quick ? ['--quick'] : [])]
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
@@ -144,8 +144,11 @@ export function limitBeside(best: Best, options: { quick: boolean }): { measure(
       child.stdin!.write('measure\n')
       return nextOf((line) => (line.startsWith('{"itemsPerS"') ? (JSON.parse(line) as { itemsPerS: number }).itemsPerS : undefined))
     },
+    /** Resolves once the process has exited, so that what is measured next has the cores. */
     stop() {
+      const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))
       child.stdin!.end()
+      return exited
     },
   }
 }

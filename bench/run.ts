@@ -141,12 +141,13 @@ const PREPARE_ROUNDS = quick ? 9 : 15
 const prepare: PrepareRow[] = []
 const prepareErrors: Record<string, string> = {}
 const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
-  prepare.push(await prepareOverHttp('node', server.base, PREPARE_ROUNDS))
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
   out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
   out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE, async () => limitWindows.push(await beside.measure()))))
-  beside.stop() // done with it; the finally below covers a failure before here
+  await beside.stop() // done with it; the finally below covers a failure before here
+  // Not earlier: the limit process warms its model up while the server starts.
+  prepare.push(await prepareOverHttp('node', server.base, PREPARE_ROUNDS))
   out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
