@@ -134,7 +134,7 @@ export function clsResize(img: DecodedImage): ClsLine {
  * straight into a batched [N, 3, 48, 192] buffer; the padding is written
  * too, so `out` need not be zeroed.
  */
-export function clsNormalize(line: ClsLine, out = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
+export function clsNormalize(line: ClsLine, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
   const { width, channels, data } = line
   if (!Number.isInteger(width) || width < 1 || width > CLS_WIDTH || (channels !== 1 && channels !== 3) || data.length !== CLS_HEIGHT * width * channels) {
@@ -147,11 +147,22 @@ export function clsNormalize(line: ClsLine, out = new Float32Array(CLS_INPUT_SIZ
   return out
 }
 
-/** Lines as one NCHW float32 buffer [N, 3, 48, 192]: a batch's input. */
-export function clsNormalizeBatch(lines: readonly ClsLine[]): { data: Float32Array; dims: [number, number, number, number] } {
-  const data = new Float32Array(lines.length * CLS_INPUT_SIZE)
-  lines.forEach((line, n) => clsNormalize(line, data, n * CLS_INPUT_SIZE))
-  return { data, dims: [lines.length, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH] }
+/** A batch's input: one NCHW float32 buffer [N, 3, 48, 192], and its dims. */
+export interface ClsBatch {
+  data: Float32Array
+  dims: [number, number, number, number]
+}
+
+/** `items` in one batch's input, each written into its own slice by `write`. */
+function inputOf<I>(items: readonly I[], write: (item: I, out: Float32Array, offset: number) => unknown): ClsBatch {
+  const data = new Float32Array(items.length * CLS_INPUT_SIZE)
+  items.forEach((item, n) => write(item, data, n * CLS_INPUT_SIZE))
+  return { data, dims: [items.length, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH] }
+}
+
+/** Lines (clsResize) as a batch's input. */
+export function clsNormalizeBatch(lines: readonly ClsLine[]): ClsBatch {
+  return inputOf(lines, clsNormalize)
 }
 
 /**
@@ -160,7 +171,7 @@ export function clsNormalizeBatch(lines: readonly ClsLine[]): { data: Float32Arr
  * `offset` to write straight into a batched [N, 3, 48, 192] buffer, which
  * need not be zeroed.
  */
-export function clsPreprocess(img: DecodedImage, out = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
+export function clsPreprocess(img: DecodedImage, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
   const k = theKernel()
   const width = resizeInKernel(k, img)
@@ -169,9 +180,7 @@ export function clsPreprocess(img: DecodedImage, out = new Float32Array(CLS_INPU
   return out
 }
 
-/** A batch of crops as one NCHW float32 buffer [N, 3, 48, 192]. */
-export function clsPreprocessBatch(images: readonly DecodedImage[]): { data: Float32Array; dims: [number, number, number, number] } {
-  const data = new Float32Array(images.length * CLS_INPUT_SIZE)
-  images.forEach((img, n) => clsPreprocess(img, data, n * CLS_INPUT_SIZE))
-  return { data, dims: [images.length, CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH] }
+/** Decoded crops as a batch's input. */
+export function clsPreprocessBatch(images: readonly DecodedImage[]): ClsBatch {
+  return inputOf(images, clsPreprocess)
 }
