@@ -1,9 +1,10 @@
 /**
- * Decode an uploaded PNG or JPEG to 8-bit pixels (gray or RGB), in pure
- * JavaScript that runs unchanged in Node, Cloudflare workerd and browsers
- * (no node:fs, node:zlib, native addons or Buffer). The decoders live in
- * examples/shared; both check an untrusted file's size before allocating
- * for it (see png.ts and jpeg.ts).
+ * Decode an uploaded PNG or JPEG to 8-bit pixels (gray or RGB), with the
+ * same code in Node, Cloudflare workerd and browsers: JavaScript, but for
+ * the PNG's inflate, which is the runtime's zlib where it has a native one
+ * (node:zlib on Node and workerd) and fflate in browsers. The decoders live
+ * in examples/shared; both check an untrusted file's size before
+ * allocating for it (see png.ts and jpeg.ts).
  */
 import { decodeJpeg } from '../shared/jpeg.js'
 import { ImageDecodeError, type DecodedImage } from '../shared/pixels.js'

@@ -1,15 +1,15 @@
 /**
- * PNG to gray or RGB pixels, in pure JavaScript that runs unchanged in Node,
- * workerd and browsers. Uploads are untrusted, so:
+ * PNG to gray or RGB pixels, in the same code on Node, workerd and browsers
+ * (the image data is inflated by the runtime's zlib where it has one, by
+ * fflate in browsers: see ./inflate/). Uploads are untrusted, so:
  *  - the size comes from IHDR and is checked before anything is allocated;
  *  - every chunk's CRC is checked, and the file must end with IEND;
- *  - the image data is inflated once, into a buffer of exactly the size IHDR
- *    implies: a small "zlib bomb" cannot make the decoder allocate more, and
- *    a stream that could expand far past it is inflated in slices and
- *    stopped as soon as it does.
+ *  - the image data is inflated once, to at most the size IHDR implies: a
+ *    small "zlib bomb" cannot make the decoder allocate more, and inflating
+ *    stops soon after it passes that size.
  *
  * The usual upload (8- or 16-bit gray, gray+alpha, RGB or RGBA, not
- * interlaced) is unfiltered right here, from that buffer into the pixels.
+ * interlaced) is unfiltered right here, in that buffer.
  * The rest (palettes, 1/2/4-bit samples, Adam7 interlacing, a tRNS chunk)
  * goes to fast-png once the same checks have passed.
  *
@@ -17,7 +17,7 @@
  * channel are almost always dark glyphs on a transparent background.
  */
 import { decode as decodeWithFastPng, type DecodedPng } from 'fast-png'
-import { Unzlib, unzlibSync } from 'fflate'
+import { inflateAtMost } from '#example-inflate'
 import { ImageDecodeError, checkDimensions, messageOf, type DecodedImage } from './pixels.js'
 
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
@@ -164,43 +164,17 @@ function join(parts: Uint8Array[]): Uint8Array {
 // ---------------------------------------------------------------------------
 // Inflating
 
-/** Deflate's densest code (a 258-byte match in 2 bits) expands data at most 1032 times. */
-const MAX_DEFLATE_RATIO = 1032
-/** Inflating up to this much costs milliseconds at worst, so it needs no early stop. */
-const ONE_CALL_LIMIT = 4 * 1024 * 1024
-/** Compressed bytes per step when a stream could expand past that: each step then inflates at most ~17 MB. */
-const SLICE = 16 * 1024
-
 /** Inflate a zlib stream that must produce exactly `expected` bytes. */
 function inflateExactly(stream: Uint8Array, expected: number): Uint8Array {
-  // One byte of room past `expected` shows a stream that would overflow it.
-  const out = new Uint8Array(expected + 1)
-  let produced: number
+  let out: Uint8Array | undefined
   try {
-    produced =
-      stream.length * MAX_DEFLATE_RATIO <= Math.max(expected, ONE_CALL_LIMIT)
-        ? // fflate writes nothing past `out`, and the ratio bounds the work.
-          unzlibSync(stream, { out }).length
-        : inflateInSlices(stream, out)
+    out = inflateAtMost(stream, expected)
   } catch (error) {
     throw new ImageDecodeError('corrupt', `invalid PNG: ${messageOf(error)}`, { cause: error })
   }
-  if (produced > expected) throw new ImageDecodeError('corrupt', 'invalid PNG: image data is larger than its dimensions allow')
-  if (produced < expected) throw new ImageDecodeError('corrupt', `invalid PNG: image data has ${produced} bytes, expected ${expected}`)
-  return out.subarray(0, expected)
-}
-
-/** Inflate into `out` a slice at a time, stopping once more than fits has come out. Returns the bytes produced (at most one slice's worth past `out`). */
-function inflateInSlices(stream: Uint8Array, out: Uint8Array): number {
-  let produced = 0
-  const inflater = new Unzlib((chunk) => {
-    if (produced + chunk.length <= out.length) out.set(chunk, produced)
-    produced += chunk.length
-  })
-  for (let at = 0; at < stream.length && produced < out.length; at += SLICE) {
-    inflater.push(stream.subarray(at, at + SLICE), at + SLICE >= stream.length)
-  }
-  return produced
+  if (out === undefined) throw new ImageDecodeError('corrupt', 'invalid PNG: image data is larger than its dimensions allow')
+  if (out.length < expected) throw new ImageDecodeError('corrupt', `invalid PNG: image data has ${out.length} bytes, expected ${expected}`)
+  return out
 }
 
 // ---------------------------------------------------------------------------

@@ -4,12 +4,14 @@
  * runtimes must give the same answers to the same requests.
  */
 import { readFileSync } from 'node:fs'
+import { zlibSync } from 'fflate'
 import * as ort from 'onnxruntime-web'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../examples/ocr-direction/image.js'
 import { clsPostprocess } from '../../examples/ocr-direction/postprocess.js'
 import { CLS_CHANNELS, CLS_HEIGHT, CLS_WIDTH, clsPreprocess } from '../../examples/ocr-direction/preprocess.js'
 import { generateGreedy } from '../../scripts/models/char-lm/generate.js'
+import { craftPng } from './png.js'
 
 const root = new URL('../../', import.meta.url)
 const read = (path: string) => new Uint8Array(readFileSync(new URL(path, root)))
@@ -153,21 +155,28 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
     it('OCR direction: bad bodies get 4xx JSON errors and good images batched with them are still right', async () => {
       const good = fixtures.slice(0, 4).map((f) => post('/ocr/direction', f.bytes, 'image/png'))
       const png = fixtures.find((f) => f.file.endsWith('.png'))!.bytes
-      const cases: [BodyInit, string, number][] = [
+      // Each runtime inflates with its own zlib (node:zlib on Node and workerd): each must stop a bomb.
+      const cases: [BodyInit, string, number, RegExp?][] = [
         ['not an image at all', 'image/png', 422],
         [png.slice(0, 40), 'image/png', 422], // truncated PNG
         [new Uint8Array(0), 'image/png', 400],
         [png, 'text/plain', 415],
         [new Uint8Array(6 * 1024 * 1024), 'image/png', 413],
+        // A 1x1 image whose 16 KB of data inflates to 16 MiB (a zlib bomb).
+        [craftPng(1, 1, zlibSync(new Uint8Array(16 * 1024 * 1024))), 'image/png', 422, /larger than its dimensions allow/],
+        [craftPng(100, 100, zlibSync(new Uint8Array(50 * 101))), 'image/png', 422, /image data has 5050 bytes, expected 10100/],
+        // A zlib stream cut short, in chunks whose CRCs are right: corrupt, not too large.
+        [craftPng(10, 10, zlibSync(Uint8Array.from({ length: 110 }, (_, i) => (i * 37) % 251)).subarray(0, 40)), 'image/png', 422, /^invalid PNG: (?!image data is larger)/],
       ]
       const bad = cases.map(([body, type]) => post('/ocr/direction', body, type))
       for (const [i, response] of (await Promise.all(bad)).entries()) {
-        const status = cases[i]![2]
+        const [, , status, message] = cases[i]!
         expect(response.status, `case ${i}`).toBe(status)
         const text = await response.text()
         const body = JSON.parse(text) as { error: { type: string; message: string } }
         expect(body.error.type).toBe('HTTPError')
         expect(body.error.message).not.toMatch(/\/work\/|node_modules|\.ts:\d+/)
+        if (message) expect(body.error.message, `case ${i}`).toMatch(message)
       }
       const answers = await Promise.all(good.map(async (r) => ((await (await r).json()) as { angle: number }).angle))
       expect(answers).toEqual(fixtures.slice(0, 4).map((f) => f.angle))
