@@ -81,7 +81,7 @@
   ;; `line`, from the taps and source rows preprocess.ts wrote.
   (func (export "resize") (param $width i32) (param $channels i32)
     (local $y i32) (local $x i32) (local $upper i32) (local $lower i32) (local $top i32) (local $bottom i32)
-    (local $weight v128) (local $to i32) (local $pair v128) (local $floor v128) (local $end i32)
+    (local $weight v128) (local $to i32) (local $pair v128) (local $next v128) (local $end i32)
     (global.set $rowInA (i32.const -1))
     (global.set $rowInB (i32.const -1))
     (local.set $to (global.get $line))
@@ -92,22 +92,32 @@
       (local.set $weight (f64x2.splat (f64.load (i32.add (global.get $rowWeight) (i32.shl (local.get $y) (i32.const 3))))))
       (local.set $upper (call $resizedRow (local.get $top) (local.get $bottom) (local.get $width) (local.get $channels)))
       (local.set $lower (call $resizedRow (local.get $bottom) (local.get $top) (local.get $width) (local.get $channels)))
-      ;; The two rows blended by the weight, two values a step, rounded to 8 bits as Math.round
-      ;; does (halves up; v - floor(v) is exact), in float64 as the JavaScript reference does.
-      ;; With an odd count the last step writes one byte past the row, which the next row
-      ;; overwrites (or, after the last, the line's spare room takes).
+      ;; The two rows blended by the weight, in float64 as the JavaScript reference does, and
+      ;; rounded to 8 bits as Math.round does, four values a step, two in each v128. Rounding:
+      ;; for v >= 0.5, v + 0.5 is exact or rounds within the same integer, so truncating it is
+      ;; Math.round(v); below 0.5 the mask makes it 0, where one value (0.5 - 2^-54) would
+      ;; otherwise round up. A last partial step writes up to three bytes past the row, which
+      ;; the next row overwrites (or, after the last, the line's spare room takes).
       (local.set $x (i32.const 0))
       (loop $value
         (local.set $pair (v128.load (i32.add (local.get $upper) (local.get $x))))
         (local.set $pair (f64x2.add (local.get $pair)
           (f64x2.mul (f64x2.sub (v128.load (i32.add (local.get $lower) (local.get $x))) (local.get $pair)) (local.get $weight))))
-        (local.set $floor (f64x2.floor (local.get $pair)))
-        (local.set $pair (i32x4.trunc_sat_f64x2_u_zero (f64x2.add (local.get $floor)
-          (v128.and (f64x2.ge (f64x2.sub (local.get $pair) (local.get $floor)) (v128.const f64x2 0.5 0.5)) (v128.const f64x2 1 1)))))
+        (local.set $pair (i32x4.trunc_sat_f64x2_u_zero (v128.and
+          (f64x2.add (local.get $pair) (v128.const f64x2 0.5 0.5))
+          (f64x2.ge (local.get $pair) (v128.const f64x2 0.5 0.5)))))
+        (local.set $next (v128.load offset=16 (i32.add (local.get $upper) (local.get $x))))
+        (local.set $next (f64x2.add (local.get $next)
+          (f64x2.mul (f64x2.sub (v128.load offset=16 (i32.add (local.get $lower) (local.get $x))) (local.get $next)) (local.get $weight))))
+        (local.set $next (i32x4.trunc_sat_f64x2_u_zero (v128.and
+          (f64x2.add (local.get $next) (v128.const f64x2 0.5 0.5))
+          (f64x2.ge (local.get $next) (v128.const f64x2 0.5 0.5)))))
+        ;; [a, b, 0, 0] and [c, d, 0, 0] as int32 -> [a, b, c, d] -> four bytes.
+        (local.set $pair (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (local.get $pair) (local.get $next)))
         (local.set $pair (i16x8.narrow_i32x4_u (local.get $pair) (local.get $pair)))
-        (v128.store16_lane 0 (i32.add (local.get $to) (i32.shr_u (local.get $x) (i32.const 3)))
+        (v128.store32_lane 0 (i32.add (local.get $to) (i32.shr_u (local.get $x) (i32.const 3)))
           (i8x16.narrow_i16x8_u (local.get $pair) (local.get $pair)))
-        (br_if $value (i32.lt_u (local.tee $x (i32.add (local.get $x) (i32.const 16))) (local.get $end))))
+        (br_if $value (i32.lt_u (local.tee $x (i32.add (local.get $x) (i32.const 32))) (local.get $end))))
       (local.set $to (i32.add (local.get $to) (i32.shr_u (local.get $end) (i32.const 3))))
       (br_if $row (i32.lt_u (local.tee $y (i32.add (local.get $y) (i32.const 1))) (i32.const 48))))
   )
