@@ -11,9 +11,10 @@
  *
  * In two steps: each request resizes its image to a line of 8-bit pixels
  * (clsResize, at most 27 KB), and its batch normalizes the lines straight
- * into the model's input (clsNormalize). A queued request so holds a tenth
- * of the floats it would, and the batch copies nothing more. Both run in
- * WebAssembly (./wasm/preprocess.wat); clsPreprocess does both at once.
+ * into the model's input (clsNormalize). A queued request so holds 9 KB for
+ * a gray line rather than 110 KB of floats, and the batch copies nothing
+ * more. Both run in WebAssembly (./wasm/preprocess.wat); clsPreprocess does
+ * both at once.
  *
  * Details that matter for matching PaddleOCR:
  *  - Padding is 0 after normalization, which is mid-gray, not black.
@@ -102,7 +103,7 @@ function resizeInKernel(k: Kernel, img: DecodedImage): number {
   const { width: srcW, height: srcH, data: src } = img
   const channels = img.channels ?? 3
   if (src.length < srcW * srcH * channels) {
-    throw new RangeError(`clsPreprocess: a ${srcW}x${srcH} image with ${channels} channel(s) needs ${srcW * srcH * channels} bytes, got ${src.length}`)
+    throw new RangeError(`image data too short: a ${srcW}x${srcH} image with ${channels} channel(s) needs ${srcW * srcH * channels} bytes, got ${src.length}`)
   }
   const w = clsResizedWidth(srcW, srcH)
   fillTaps(k.columns, w, srcW, channels)

@@ -8,10 +8,11 @@
 ;; normalize: a resized line to [-1, 1] as float32, into the [3, 48, 192]
 ;; BGR planes of `out`, with their zero padding.
 ;;
-;; Every step does exactly what the JavaScript reference in the tests does
-;; (in float64 where it does), so the output is the same to the bit; the gain
-;; is in the loops: no bounds or type checks per access, and two to four
-;; values a step with SIMD.
+;; The output is the same to the bit as the JavaScript reference in the
+;; tests: the resize computes in float64 as the reference does, and the
+;; normalization's float32 formula gives the reference's value for each of
+;; the 256 levels. The gain is in the loops: no bounds or type checks per
+;; access, and two to four values a step with SIMD.
 (module
   (memory (export "memory") 3)
 
@@ -96,8 +97,9 @@
       ;; rounded to 8 bits as Math.round does, four values a step, two in each v128. Rounding:
       ;; for v >= 0.5, v + 0.5 is exact or rounds within the same integer, so truncating it is
       ;; Math.round(v); below 0.5 the mask makes it 0, where one value (0.5 - 2^-54) would
-      ;; otherwise round up. A last partial step writes up to three bytes past the row, which
-      ;; the next row overwrites (or, after the last, the line's spare room takes).
+      ;; otherwise round up. A last partial step reads up to three values past the resized rows
+      ;; (still scratch memory) and writes up to three bytes past the row, which the next row
+      ;; overwrites (or, after the last, the line's spare room takes).
       (local.set $x (i32.const 0))
       (loop $value
         (local.set $pair (v128.load (i32.add (local.get $upper) (local.get $x))))

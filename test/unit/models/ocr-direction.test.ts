@@ -155,8 +155,9 @@ describe('clsPreprocess', () => {
   })
 
   it('refuses pixel data shorter than its dimensions', () => {
-    expect(() => clsPreprocess({ width: 10, height: 10, data: new Uint8Array(299) })).toThrow('clsPreprocess: a 10x10 image with 3 channel(s) needs 300 bytes, got 299')
+    expect(() => clsPreprocess({ width: 10, height: 10, data: new Uint8Array(299) })).toThrow('image data too short: a 10x10 image with 3 channel(s) needs 300 bytes, got 299')
     expect(() => clsPreprocess({ width: 10, height: 10, channels: 1, data: new Uint8Array(99) })).toThrow(RangeError)
+    expect(() => clsResize({ width: 10, height: 10, channels: 1, data: new Uint8Array(99) })).toThrow('image data too short: a 10x10 image with 1 channel(s) needs 100 bytes, got 99')
   })
 
   it('resizes to height 48 keeping the aspect ratio, capped at width 192', () => {
