@@ -4,11 +4,16 @@
  * Worker through the bench app's `/prepare` route, and in headless Chromium
  * through a page. The model-limit processes time it too, on Node, between
  * model runs (`decodePreprocessMsPerItem`).
+ *
+ *   NODE_OPTIONS=--conditions=edgeserve-source npx tsx bench/prepare.ts --chromium
+ *
+ * prints the Chromium row alone; `npm run bench` measures all three.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { ROOT, median } from './lib.js'
 import { BENCH_IMAGE } from './model-limit.js'
 import { bundlePage, launchChromium, serveFiles } from '../test/support/browser-page.js'
@@ -80,6 +85,6 @@ export async function prepareInChromium(rounds: number): Promise<PrepareRow> {
   }
 }
 
-if (process.argv[1]?.endsWith('prepare.ts') && process.argv.includes('--chromium')) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv.includes('--chromium')) {
   console.log(JSON.stringify(await prepareInChromium(9)))
 }
