@@ -4,7 +4,7 @@ import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/ocr-direction'
 import { ImageDecodeError, decodeImage } from './image.js'
 import { clsPostprocessBatch, type ClsResult } from './postprocess.js'
-import { clsNormalizeBatch, clsResize, type ClsLine } from './preprocess.js'
+import { clsNormalizeBatch, clsResize, isClsLine, notALine, type ClsLine } from './preprocess.js'
 
 /** Text-line crops are small; 5 MB is generous and bounds what one request can cost. */
 export const BODY_LIMIT = 5 * 1024 * 1024
@@ -52,13 +52,23 @@ export class TextDirectionClassifier {
     return model
   }
 
-  /** One resized text line in (clsResize), its direction out. */
+  /**
+   * One resized text line in (clsResize), its direction out. A call through
+   * a handle may pass anything: an item that is not a line fails alone, with
+   * a RangeError, and the model runs on the rest.
+   */
   classify = batch(
-    async (lines: ClsLine[]): Promise<ClsResult[]> => {
+    async (items: ClsLine[]): Promise<(ClsResult | Error)[]> => {
       const model = await this.#model()
-      const { data, dims } = clsNormalizeBatch(lines)
-      const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
-      return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
+      const lines = items.filter(isClsLine)
+      let results: ClsResult[] = []
+      if (lines.length > 0) {
+        const { data, dims } = clsNormalizeBatch(lines)
+        const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
+        results = clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
+      }
+      let next = 0
+      return items.map((item) => (isClsLine(item) ? results[next++]! : notALine()))
     },
     { maxBatchSize: 32 },
   )

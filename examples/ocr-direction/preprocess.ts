@@ -129,6 +129,28 @@ export function clsResize(img: DecodedImage): ClsLine {
   return { width, channels, data: k.line(CLS_HEIGHT * width * channels).slice() }
 }
 
+const NOT_A_LINE = `clsNormalize: expected a line of ${CLS_HEIGHT} rows of 1 to ${CLS_WIDTH} pixels of 1 or 3 bytes (clsResize makes one)`
+
+/**
+ * Whether `value` is a line clsNormalize can take: one that clsResize made,
+ * or that came through a handle or a Durable Object's RPC from one.
+ */
+export function isClsLine(value: unknown): value is ClsLine {
+  if (typeof value !== 'object' || value === null) return false
+  const { width, channels, data } = value as Partial<ClsLine>
+  return (
+    Number.isInteger(width) &&
+    width! >= 1 &&
+    width! <= CLS_WIDTH &&
+    (channels === 1 || channels === 3) &&
+    data instanceof Uint8Array &&
+    data.length === CLS_HEIGHT * width! * channels
+  )
+}
+
+/** What a batch answers for an item that is not a line. */
+export const notALine = (): RangeError => new RangeError(NOT_A_LINE)
+
 /**
  * A resized line as a [3, 48, 192] CHW float slice, normalized to [-1, 1],
  * channels B, G, R, right-padded with 0. Pass `out` and `offset` to write
@@ -137,10 +159,8 @@ export function clsResize(img: DecodedImage): ClsLine {
  */
 export function clsNormalize(line: ClsLine, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
+  if (!isClsLine(line)) throw new RangeError(NOT_A_LINE)
   const { width, channels, data } = line
-  if (!Number.isInteger(width) || width < 1 || width > CLS_WIDTH || (channels !== 1 && channels !== 3) || data.length !== CLS_HEIGHT * width * channels) {
-    throw new RangeError(`clsNormalize: expected a line of ${CLS_HEIGHT} rows of 1 to ${CLS_WIDTH} pixels of 1 or 3 bytes (clsResize makes one)`)
-  }
   const k = theKernel()
   k.line(data.length).set(data)
   k.normalize(width, channels)
