@@ -60,7 +60,8 @@ export class TextDirectionClassifier {
   classify = batch(
     async (items: ClsLine[]): Promise<(ClsResult | Error)[]> => {
       const model = await this.#model()
-      const lines = items.filter(isClsLine)
+      const isLine = items.map(isClsLine)
+      const lines = items.filter((_, i) => isLine[i])
       let results: ClsResult[] = []
       if (lines.length > 0) {
         const { data, dims } = clsNormalizeBatch(lines)
@@ -68,7 +69,7 @@ export class TextDirectionClassifier {
         results = clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
       }
       let next = 0
-      return items.map((item) => (isClsLine(item) ? results[next++]! : notALine()))
+      return items.map((_, i) => (isLine[i] ? results[next++]! : notALine()))
     },
     { maxBatchSize: 32 },
   )

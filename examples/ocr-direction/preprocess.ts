@@ -160,9 +160,13 @@ export const notALine = (): RangeError => new RangeError(NOT_A_LINE)
 export function clsNormalize(line: ClsLine, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
   if (!isClsLine(line)) throw new RangeError(NOT_A_LINE)
-  const { width, channels, data } = line
   const k = theKernel()
-  k.line(data.length).set(data)
+  k.line(line.data.length).set(line.data)
+  return normalizeInto(k, line.width, line.channels, out, offset)
+}
+
+/** The kernel's line normalized, and copied into `out` at `offset`. */
+function normalizeInto(k: Kernel, width: number, channels: number, out: Float32Array, offset: number): Float32Array {
   k.normalize(width, channels)
   out.set(k.out, offset)
   return out
@@ -195,10 +199,7 @@ export function clsNormalizeBatch(lines: readonly ClsLine[]): ClsBatch {
 export function clsPreprocess(img: DecodedImage, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
   const k = theKernel()
-  const width = resizeInKernel(k, img)
-  k.normalize(width, img.channels ?? 3)
-  out.set(k.out, offset)
-  return out
+  return normalizeInto(k, resizeInKernel(k, img), img.channels ?? 3, out, offset)
 }
 
 /** Decoded crops as a batch's input. */
