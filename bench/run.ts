@@ -140,6 +140,15 @@ const limitWindows: number[] = []
 const PREPARE_ROUNDS = quick ? 9 : 15
 const prepare: PrepareRow[] = []
 const prepareErrors: Record<string, string> = {}
+/** One runtime's row; a failure is recorded for the report, and the rows measured beside it go on. */
+async function measurePrepare(runtime: string, measure: () => Promise<PrepareRow>): Promise<void> {
+  try {
+    prepare.push(await measure())
+  } catch (error) {
+    prepareErrors[runtime] = error instanceof Error ? error.message.slice(0, 500) : String(error)
+    log(`decode + preprocess on ${runtime} failed: ${prepareErrors[runtime]}`)
+  }
+}
 const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
@@ -147,7 +156,7 @@ const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE, async () => limitWindows.push(await beside.measure()))))
   await beside.stop() // done with it; the finally below covers a failure before here
   // Not earlier: the limit process warms its model up while the server starts.
-  prepare.push(await prepareOverHttp('node', server.base, PREPARE_ROUNDS))
+  await measurePrepare('node', () => prepareOverHttp('node', server.base, PREPARE_ROUNDS))
   out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
@@ -187,7 +196,7 @@ try {
     {},
     // Quick mode: only the row workerd_vs_node_c64 needs.
     async (server) => {
-      prepare.push(await prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
+      await measurePrepare('workerd', () => prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
       return quick
         ? await rows('workerd', server, [E.ocrBatched], 64)
         : [...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)), ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64))]
@@ -200,12 +209,7 @@ try {
 
 // 4b. Decode + preprocess in headless Chromium
 log('chromium: decode + preprocess')
-try {
-  prepare.push(await prepareInChromium(PREPARE_ROUNDS))
-} catch (error) {
-  prepareErrors.chromium = error instanceof Error ? error.message.slice(0, 500) : String(error)
-  log(`chromium failed: ${prepareErrors.chromium}`)
-}
+await measurePrepare('chromium', () => prepareInChromium(PREPARE_ROUNDS))
 for (const row of prepare) log(`decode + preprocess on ${row.runtime}: ${row.msPerImage.toFixed(3)} ms per image`)
 
 // What the quick run does not measure it carries over from the last results, each section with
