@@ -5,13 +5,17 @@
  * process, on the same items. Prints one JSON line.
  */
 import { CALLERS, PER_CALLER, closedLoop, enginesAt } from './engine-workload.js'
+import { balancedOrders } from './balanced-order.js'
 import { median, quick } from './lib.js'
 
 const N = 64 * 1000 // items per burst: 1,000 batches of 64, all called at once
-const WARMUP = quick ? 3 : 5
-const REPEATS = quick ? 9 : 15
-
 const engines = enginesAt(64)
+/** Each round runs the engines in one of these orders: each engine runs right after each other one equally often. */
+const ORDERS = balancedOrders(engines.length)
+
+const WARMUP = quick ? 3 : 5
+// Whole cycles of the orders, so that no engine follows another more often in the timed rounds.
+const REPEATS = ORDERS.length * (quick ? 3 : 4)
 
 const items = Array.from({ length: N }, (_, i) => i)
 
@@ -35,13 +39,15 @@ const workloads = [
 const rows = []
 for (const { workload, items: count, run } of workloads) {
   const samples = new Map<string, number[]>(engines.map((e) => [e.name, []]))
-  // Interleave engines so drift (GC, tier-up) hits them alike, and rotate
-  // their order each round: an engine run right after another pays for the
-  // garbage and the timers that one left behind (batshit leaves a timer and
-  // an AbortSignal per batch), so a fixed order charges it to the same one.
+  // Interleave engines so drift (GC, tier-up) hits them alike, in balanced
+  // orders: an engine run right after another runs in what that one left
+  // behind (its garbage, a collection under way, batshit's timers and
+  // AbortSignals), which moved this ratio by a tenth or more either way
+  // (bench/limits.md). The timed rounds start a cycle of the orders afresh.
   for (let round = 0; round < WARMUP + REPEATS; round++) {
-    for (let turn = 0; turn < engines.length; turn++) {
-      const engine = engines[(round + turn) % engines.length]!
+    const order = ORDERS[Math.max(0, round - WARMUP) % ORDERS.length]!
+    for (const index of order) {
+      const engine = engines[index]!
       await settle()
       const ns = await run(engine.make())
       if (round >= WARMUP) samples.get(engine.name)!.push(ns)
