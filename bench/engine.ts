@@ -15,7 +15,7 @@ const ORDERS = balancedOrders(engines.length)
 
 const WARMUP = quick ? 3 : 5
 // Whole cycles of the orders, so that no engine follows another more often in the timed rounds.
-const REPEATS = ORDERS.length * (quick ? 3 : 4)
+const REPEATS = ORDERS.length * (quick ? 2 : 4)
 
 const items = Array.from({ length: N }, (_, i) => i)
 
