@@ -8,9 +8,10 @@
  * The engine bench needs it because what one engine leaves behind (its
  * garbage, a collection under way, a grown young generation) changes the
  * next one's time by more than the difference it measures. Rotating one
- * order each round does not spread that: the rotations of 0, 1, 2, 3 keep
- * 1 after 0, 2 after 1 and 0 after 3 in every round, so one engine always
- * followed @yornaath/batshit and another always followed DataLoader.
+ * order each round does not spread that: in the rotations of 0, 1, 2, 3 a
+ * thing that does not open its round always follows the same one (1 after
+ * 0, 2 after 1, 3 after 2, 0 after 3), so one engine followed
+ * @yornaath/batshit in three rounds of four.
  *
  * Only for even n: an odd n needs 2n rows, which the bench does not use.
  */
