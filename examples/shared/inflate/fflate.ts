@@ -1,7 +1,7 @@
 /**
- * Inflating a zlib stream in browsers, which have no synchronous native
- * inflate: fflate, in JavaScript. Node and workerd use their zlib
- * (./zlib.ts); package.json's "#example-inflate" picks the module.
+ * Inflating a zlib stream with fflate, in JavaScript: what browsers use
+ * (./browser.ts) for outputs larger than the WebAssembly inflate takes, a
+ * slice at a time. Node and workerd use their zlib (./zlib.ts).
  */
 import { Unzlib, unzlibSync } from 'fflate'
 

@@ -1,8 +1,9 @@
 /**
  * Inflating a zlib stream with the runtime's own zlib (node:zlib, native on
  * Node and, with `nodejs_compat`, on workerd): about 14 µs for a text
- * line's 700 bytes, where fflate's JavaScript takes about 50. Browsers use
- * fflate (./fflate.ts); package.json's "#example-inflate" picks the module.
+ * line's 700 bytes, where fflate's JavaScript takes about 50. Browsers
+ * inflate in WebAssembly (./browser.ts); package.json's "#example-inflate"
+ * picks the module.
  */
 import { inflateSync } from 'node:zlib'
 
