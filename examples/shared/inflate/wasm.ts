@@ -1,8 +1,9 @@
 /**
  * Inflating a zlib stream in WebAssembly (./wasm/inflate.wat): what
  * browsers use for the PNGs of the examples, which have no synchronous
- * native inflate. About 15 µs for a text line's 700 bytes, where fflate's
- * JavaScript takes about 40 (Node; browsers alike).
+ * native inflate. A text line's 700 bytes take about 15 µs to decode and
+ * 25 with the checksum and the copy out, where fflate's JavaScript takes
+ * about 40 (Node, bench/limits.md).
  *
  * The output is written in the module's memory, which grows to hold the
  * largest image yet: ./browser.ts sends only outputs up to WASM_MAX_OUTPUT
