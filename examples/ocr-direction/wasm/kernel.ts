@@ -5,6 +5,7 @@
  * every call into it is synchronous, so two never share it at once.
  */
 import preprocessModule from '#ocr-direction-wasm'
+import { growMemoryTo } from '../../shared/wasm-module.js'
 import { CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH } from '../shape.js'
 
 /**
@@ -16,8 +17,6 @@ export interface Taps {
   upper: Int32Array
   weight: Float64Array
 }
-
-const PAGE_BYTES = 65536
 
 export class Kernel {
   private readonly exports: WebAssembly.Exports = new WebAssembly.Instance(preprocessModule).exports
@@ -45,10 +44,7 @@ export class Kernel {
 
   /** Room for `size` bytes of source rows. */
   reserve(size: number): void {
-    const missing = this.source + size - this.memory.buffer.byteLength
-    if (missing <= 0) return
-    this.memory.grow(Math.ceil(missing / PAGE_BYTES))
-    this.makeViews() // growing detached the old buffer and every view of it
+    if (growMemoryTo(this.memory, this.source + size)) this.makeViews()
   }
 
   private makeViews(): void {

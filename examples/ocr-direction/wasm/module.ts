@@ -3,8 +3,7 @@
  * bytes built beside it (1.1 KB, so synchronously, as a browser allows on
  * its main thread for a module this small).
  */
+import { moduleFromBase64 } from '../../shared/wasm-module.js'
 import { base64 } from './preprocess-bytes.js'
 
-const bytes = Uint8Array.from(atob(base64), (char) => char.charCodeAt(0))
-
-export default new WebAssembly.Module(bytes)
+export default moduleFromBase64(base64)

@@ -9,12 +9,12 @@
  * largest image yet: ./browser.ts sends only outputs up to WASM_MAX_OUTPUT
  * here, so a page keeps at most that much.
  */
+import { growMemoryTo, moduleFromBase64 } from '../wasm-module.js'
 import { base64 } from './wasm/inflate-bytes.js'
 
 /** The most output this module is asked for: past it, ./browser.ts uses fflate. */
 export const WASM_MAX_OUTPUT = 8 * 1024 * 1024
 
-const PAGE_BYTES = 65536
 /** Status codes the module sets before it traps (see inflate.wat). */
 const OVER_LIMIT = 2
 
@@ -32,8 +32,7 @@ let instance: InflateExports | undefined
 /** One instance per realm, made on first use; every call into it is synchronous, so two never share it at once. */
 function inflater(): InflateExports {
   if (instance) return instance
-  const bytes = Uint8Array.from(atob(base64), (char) => char.charCodeAt(0))
-  instance = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports as unknown as InflateExports
+  instance = new WebAssembly.Instance(moduleFromBase64(base64)).exports as unknown as InflateExports
   return instance
 }
 
@@ -50,9 +49,8 @@ export function inflateAtMost(stream: Uint8Array, limit: number): Uint8Array | u
   const inAt = wasm.heapBase.value as number
   const inLength = stream.length - 2
   const outAt = inAt + ((inLength + 7) & ~7)
-  const needed = outAt + limit
   const { memory } = wasm
-  if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE_BYTES))
+  growMemoryTo(memory, outAt + limit)
   new Uint8Array(memory.buffer, inAt, inLength).set(stream.subarray(2))
   let produced: number
   try {
