@@ -1,7 +1,6 @@
 /**
- * The engine bench's workload, shared by the timed bench (./engine.ts) and
- * the instruction count (./engine-instructions.ts), so that both measure
- * the same engines on the same calls: a no-op handler behind batch(),
+ * The engine bench's workload (./engine.ts): the same calls through each
+ * engine, a no-op handler behind batch(),
  * DataLoader, @yornaath/batshit and a minimal batcher of batch()'s shape.
  */
 import DataLoader from 'dataloader'
@@ -56,8 +55,7 @@ export const PER_CALLER = 1000
 
 /** One closed-loop run; its nanoseconds. */
 export async function closedLoop(call: (i: number) => Promise<unknown>): Promise<number> {
-  // A named function, not an arrow: engine-instructions.ts --by-function
-  // reports it by name, apart from the engines' own anonymous functions.
+  // A named function, so a profile shows it apart from the engines' own.
   async function caller(c: number): Promise<void> {
     for (let i = 0; i < PER_CALLER; i++) if ((await call(c + i)) !== c + i) throw new Error('wrong result')
   }

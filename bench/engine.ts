@@ -42,8 +42,8 @@ for (const { workload, items: count, run } of workloads) {
   // Interleave engines so drift (GC, tier-up) hits them alike, in balanced
   // orders: an engine run right after another runs in what that one left
   // behind (its garbage, a collection under way, batshit's timers and
-  // AbortSignals), which moved this ratio by a tenth or more either way
-  // (bench/limits.md). The timed rounds start a cycle of the orders afresh.
+  // AbortSignals), which moved this ratio by a tenth or more either way.
+  // The timed rounds start a cycle of the orders afresh.
   for (let round = 0; round < WARMUP + REPEATS; round++) {
     const order = ORDERS[Math.max(0, round - WARMUP) % ORDERS.length]!
     for (const index of order) {

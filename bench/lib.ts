@@ -1,5 +1,5 @@
 /** Small helpers shared by the bench scripts. */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -39,13 +39,3 @@ export async function runJsonChild<R>(script: string, args: string[], env: Recor
 /** Start a long-running child in its own process group; resolves once `ready` matches its output. */
 export { startInGroup as startChild } from '../test/support/process-group.js'
 
-/**
- * A process that keeps one core busy 5 ms in every 20 until it is killed:
- * other work on the machine, as a server's own or a load generator's is
- * (bench/ort-threads.ts and bench/ort-realms.ts, --disturbed).
- */
-export const DISTURBANCE = 'a process busy 5 ms in every 20'
-export function startDisturbance(): ChildProcess {
-  const busy = 'setInterval(() => { const t = performance.now(); while (performance.now() - t < 5); }, 20)'
-  return spawn(process.execPath, ['-e', busy], { stdio: 'ignore' })
-}

@@ -18,7 +18,7 @@ export function mergeIntoResults(key: string, section: unknown): void {
   }
   const results = { ...(JSON.parse(readFileSync(latest, 'utf8')) as Record<string, unknown>), [key]: section }
   writeFileSync(latest, JSON.stringify(results, null, 2) + '\n')
-  const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'), readFileSync(`${ROOT}/bench/limits.md`, 'utf8'))
+  const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
   writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)
   console.error(`bench: merged ${key} into bench/results/latest.json and regenerated docs/benchmarks.md`)
 }

@@ -219,7 +219,7 @@ async function measureHere(threadsArg: string, instancesArg: string | undefined)
   // Decode + preprocess alone (see prepareImages): windows at the start and
   // one more at each batch size below, so that the median spans the whole run
   // rather than a second of it. This machine's speed dips for a second or two
-  // at a time (bench/limits.md), and a burst of windows can fall inside one dip.
+  // at a time, and a burst of windows can fall inside one dip.
   const PER_STEP = 32
   const prepareServed = async () => prepareImages(image, PER_STEP)
   const prepareRates: number[] = []

@@ -330,7 +330,7 @@ const results = {
 }
 mkdirSync(`${ROOT}/bench/results`, { recursive: true })
 writeFileSync(`${ROOT}/bench/results/latest.json`, JSON.stringify(results, null, 2) + '\n')
-const { markdown, svg } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'), readFileSync(`${ROOT}/bench/limits.md`, 'utf8'))
+const { markdown, svg } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
 mkdirSync(`${ROOT}/docs/images`, { recursive: true })
 writeFileSync(`${ROOT}/docs/images/benchmarks.svg`, svg)
 writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)

@@ -30,7 +30,7 @@ const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
  * One run at a time, as one session serves requests without batching: the
  * shipped class's batch per instance would let two single-image runs go side
  * by side on the two instances, and the ratio would then measure batch size
- * alone (bench/limits.md gives that figure too).
+ * alone.
  */
 export class OcrUnbatched extends TextDirectionClassifier {
   constructor() {
