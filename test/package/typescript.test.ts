@@ -362,15 +362,21 @@ describe('TypeScript on Workers (types: ["@cloudflare/workers-types"])', () => {
       'typescript-workers',
       ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), pinnedVersion('@cloudflare/workers-types')],
       {
+        // worker.ts, onnx.d.ts and the README's own tsconfig.json
         ...readmeInstallFiles('Workers, in TypeScript, with a model'),
         'plain-worker.ts': PLAIN_WORKER,
-        'tsconfig.json': tsconfig('@cloudflare/workers-types', ['plain-worker.ts']),
+        'tsconfig.plain.json': tsconfig('@cloudflare/workers-types', ['plain-worker.ts']),
         'tsconfig.model.json': tsconfig('@cloudflare/workers-types', ['worker.ts', 'onnx.d.ts']),
       },
     )
   })
 
   it('checks a Worker with `satisfies ExportedHandler<Env>` and a Durable Object subclass without a single error', async () => {
+    const { errors } = await typeCheck(project, 'tsconfig.plain.json')
+    expect(errors).toEqual([])
+  })
+
+  it('checks the README’s model Worker under the README’s own tsconfig without a single error', async () => {
     const { errors } = await typeCheck(project, 'tsconfig.json')
     expect(errors).toEqual([])
   })

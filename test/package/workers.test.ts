@@ -97,9 +97,9 @@ describe('Workers, from the installed package', () => {
       for (const prediction of predictions) expect(Number.isFinite(prediction)).toBe(true)
       expect(predictions[2]).toBe(predictions[0]) // the same features, the same price, whichever batch they were in
       expect(predictions[1]).not.toBe(predictions[0])
-      const notJson = await fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })
-      expect(notJson.status).toBe(415)
-      expect(((await notJson.json()) as { error: { type: string } }).error.type).toBe('HTTPError')
+      const notJson = await fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x' })
+      expect(notJson.status).toBe(400)
+      expect(((await notJson.json()) as { error: { message: string } }).error.message).toEqual(expect.any(String))
       const health = await fetch(`${base}/-/healthz`)
       expect(health.status).toBe(200)
       // Gathered from the Durable Object over RPC: the three predictions went through its batch queue.
