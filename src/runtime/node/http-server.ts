@@ -10,7 +10,6 @@ import { IncomingMessage, ServerResponse, type Server, type ServerOptions } from
 import { answerClientErrors } from './client-errors.js'
 import { settleUnreadBody } from './connections.js'
 import { closeIdleConnectionsAfterReading } from './idle-connections.js'
-import { offerIncomingBody } from './incoming-body.js'
 
 export interface HttpServerOptions {
   fetch(request: Request, bindings: HttpBindings): Promise<Response>
@@ -25,7 +24,6 @@ export function listenHttp(options: HttpServerOptions): Promise<Server> {
   const fetch = async (request: Request, bindings: HttpBindings | Http2Bindings): Promise<Response> => {
     const { incoming, outgoing } = bindings
     if (!(incoming instanceof IncomingMessage && outgoing instanceof ServerResponse)) throw new TypeError('listenHttp serves HTTP/1.1 only')
-    offerIncomingBody(request, incoming)
     try {
       return await options.fetch(request, { incoming, outgoing })
     } finally {
