@@ -191,7 +191,7 @@ export class ThreadReplica implements ReplicaEndpoint {
       const message = { method: request.method, url: request.url, headers: [...request.headers], body, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }
       const { answer, body: streamed } = await this.#exchange((id) => ({ type: 'fetch', id, ...message }), body ? [body] : [], call)
       if (answer.type === 'head') return new Response(streamed ?? null, answer)
-      // As bytes, not an ArrayBuffer: @hono/node-server writes those without building an undici Response.
+      // As bytes, not an ArrayBuffer: @hono/node-server writes those without building the platform's Response.
       if (answer.type === 'response') return new Response(answer.body === null ? null : new Uint8Array(answer.body), answer)
       throw new Error(`replica ${this.name} answered a request with a ${answer.type} message`)
     } catch (error) {
