@@ -28,6 +28,8 @@ export const ENDPOINTS = {
   honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
   mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
   mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
+  jsonHelpers: { name: 'json-helpers', path: '/json-helpers', body: mlpBody, contentType: 'application/json', deployment: 'JsonHelpers' },
+  jsonWeb: { name: 'json-web', path: '/json-web', body: mlpBody, contentType: 'application/json', deployment: 'JsonWeb' },
   mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },
 } satisfies Record<string, Endpoint>
 

@@ -158,6 +158,7 @@ const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   // Not earlier: the limit process warms its model up while the server starts.
   await measurePrepare('node', () => prepareOverHttp('node', server.base, PREPARE_ROUNDS))
   out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.jsonWeb, E.jsonHelpers], 64, RATIO_REPEATS)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
   // The rest of the picture, once each (the full run).
@@ -250,6 +251,13 @@ const find = (all: Row[], endpoint: Endpoint, c: number) => {
   return found
 }
 const rps = (endpoint: Endpoint, c = 64) => find(nodeRows, endpoint, c).requestsPerS
+/** The server's CPU seconds per request: the server's cores over its requests per second. */
+const serverTime = (endpoint: Endpoint, c = 64) => {
+  const row = find(nodeRows, endpoint, c)
+  return row.serverCores === null ? null : row.serverCores / row.requestsPerS
+}
+const jsonWebTime = serverTime(E.jsonWeb)
+const jsonHelpersTime = serverTime(E.jsonHelpers)
 const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
@@ -261,6 +269,7 @@ const ratios = {
   ocr_batched_vs_unbatched_c64: rps(E.ocrBatched) / rps(E.ocrUnbatched),
   ocr_served_vs_pipeline_limit_c64: rps(E.ocrBatched) / pipelineLimit.itemsPerS,
   mlp_batched_vs_hono_json_c64: rps(E.mlpBatched) / rps(E.honoJson),
+  request_json_vs_read_json_server_time_c64: jsonWebTime === null || jsonHelpersTime === null ? null : jsonWebTime / jsonHelpersTime,
   node_threads_2_vs_1_c64: threadRps(2) / threadRps(1),
   engine_vs_dataloader: eng('edgeserve batch()').vsDataLoader,
   c1_added_p50_ms: find(nodeRows, E.mlpBatchedT0, 1).p50Ms - find(nodeRows, E.mlpUnbatched, 1).p50Ms,
@@ -276,6 +285,8 @@ const ratioNotes = {
     'its best cell measured again after each round of the served rows ' +
     `(batch ${pipelineLimit.batch}, ${layoutName(pipelineLimit)}, ${pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
   mlp_batched_vs_hono_json_c64: 'the house-price example as shipped over a bare Hono route that reads and checks the same JSON and answers the same shape',
+  request_json_vs_read_json_server_time_c64:
+    'server CPU time per request of a deployment that reads request.json() and returns Response.json(), over the same deployment with readJson() and a plain value (at most 1.10)',
   node_threads_2_vs_1_c64: 'the OCR example on 2 worker-thread replicas over 1, one ORT thread each (EDGESERVE_NUM_THREADS=1), c=64',
   engine_vs_dataloader: "256 callers each awaiting its next call; the median over rounds of DataLoader's time over batch()'s in the same round; the burst workload is in the tables",
   c1_added_p50_ms: 'house-price MLP with batchWaitTimeoutS 0: batched minus unbatched p50 at c=1 (the shipped 0.1 s wait holds a lone request by design)',

@@ -2,6 +2,7 @@
 import { durableObject, serveWorker } from '../src/runtime/workers/index.js'
 import { app, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
 import { batchedNoOp, noOp } from './apps/overhead.js'
+import { jsonHelpers, jsonWeb } from './apps/json-body.js'
 import { housePrice } from '../examples/house-price/predictor.js'
 
 export default serveWorker(app)
@@ -13,3 +14,5 @@ export const HousePriceT0 = durableObject(housePriceT0)
 export const MlpUnbatched = durableObject(mlpUnbatched)
 export const NoOp = durableObject(noOp)
 export const BatchedNoOp = durableObject(batchedNoOp)
+export const JsonHelpers = durableObject(jsonHelpers)
+export const JsonWeb = durableObject(jsonWeb)

@@ -16,6 +16,7 @@ import { prepareImages } from '../prepare-work.js'
 import { housePrice } from '../../examples/house-price/predictor.js'
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
 import { batchedNoOp, noOp } from './overhead.js'
+import { jsonHelpers, jsonWeb } from './json-body.js'
 
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
 const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
@@ -95,4 +96,7 @@ export const app = new Hono()
   .post('/predict', ingress(housePrice))
   .post('/predict-t0', ingress(housePriceT0))
   .post('/predict-unbatched', ingress(mlpUnbatched))
+  // The same JSON read and answer through readJson() and through request.json() + Response.json().
+  .post('/json-helpers', ingress(jsonHelpers))
+  .post('/json-web', ingress(jsonWeb))
 export default app

@@ -1,59 +1,8 @@
 import { formatReceived } from '../batching/options.js'
-import { HTTPError } from '../errors.js'
+import { HTTPError, RequestCancelledError } from '../errors.js'
 
 /** Default limit for request bodies read through these helpers: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
-
-/** What a `DirectBody` answers for a body that passed the limit: it stopped reading there. */
-export const BODY_TOO_LARGE: unique symbol = Symbol('edgeserve.bodyTooLarge')
-
-/**
- * A request's body read straight from where the runtime keeps it. On Node,
- * `request.body` makes @hono/node-server build an undici Request, a web
- * stream over the socket and an AbortSignal, which costs a POST request
- * more than the rest of edgeserve's path does; the server reads the
- * socket's stream instead. `read` answers undefined when the body is no
- * longer its to read (something began reading `request.body`), and the
- * web stream is used then.
- */
-export interface DirectBody {
-  /** The body, at once where all of it has arrived, else when it has. */
-  read(limit: number): BodyBytes | Promise<BodyBytes> | undefined
-  /**
-   * A request header (`name` in lower case) as the runtime parsed it, or
-   * null. On Node, `request.headers` builds a web Headers object from every
-   * header of the request; the one asked for is a property away.
-   */
-  header?(name: string): string | null
-}
-
-/** A body read up to a limit: its bytes, or `BODY_TOO_LARGE`. */
-export type BodyBytes = Uint8Array | typeof BODY_TOO_LARGE
-
-const directBodies = new WeakMap<Request, DirectBody>()
-
-/** For a runtime: read `request`'s body through `body` in `readBody()` and `readJson()`. */
-export function offerDirectBody(request: Request, body: DirectBody): void {
-  directBodies.set(request, body)
-}
-
-/**
- * The body of a request whose runtime offered it directly, up to `limit`
- * bytes (`BODY_TOO_LARGE` past it); undefined if none was offered or it is
- * no longer available, and the caller reads `request.body`.
- */
-export function readDirectBody(request: Request, limit: number): BodyBytes | Promise<BodyBytes> | undefined {
-  const direct = directBodies.get(request)
-  if (direct === undefined) return undefined
-  directBodies.delete(request)
-  return direct.read(limit)
-}
-
-/** Request header `name` (lower case), from the runtime's own parse where it offered the body directly. */
-function headerOf(request: Request, name: string): string | null {
-  const direct = directBodies.get(request)
-  return direct?.header !== undefined ? direct.header(name) : request.headers.get(name)
-}
 
 /** A limit is the server's own setting: a wrong one is a bug of the app (a 500), never the client's fault. */
 function checkLimit(caller: string, limit: unknown): void {
@@ -63,33 +12,53 @@ function checkLimit(caller: string, limit: unknown): void {
 }
 
 /**
- * Read a request body, refusing it with 413 as soon as it passes `limit`
- * bytes: a declared Content-Length over the limit is refused before a byte
- * is read, and a streamed body is cut off at the limit, never held whole.
+ * Read a request body up to `limit` bytes. What it adds to
+ * `request.arrayBuffer()`: a body past the limit is refused with 413 before
+ * it is read whole (at once for a declared Content-Length, at the limit for
+ * a chunked one), so one request cannot make the server hold an upload of
+ * any size.
  */
 export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Uint8Array> {
   checkLimit('readBody', limit)
-  const declared = headerOf(request, 'content-length')
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
-  const direct = readDirectBody(request, limit)
-  if (direct !== undefined) {
-    const body = await direct
-    if (body === BODY_TOO_LARGE) throw tooLarge(limit)
+  const declared = request.headers.get('content-length')
+  if (declared !== null) {
+    if (Number(declared) > limit) throw tooLarge(limit)
+    // The HTTP parser holds a body to its declared length: read whole, the runtime's fastest way.
+    const body = new Uint8Array(await whole(request))
+    if (body.byteLength > limit) throw tooLarge(limit)
     return body
   }
   if (!request.body) return new Uint8Array(0)
-  const reader = request.body.getReader()
+  return readStream(request.body, limit)
+}
+
+async function whole(request: Request): Promise<ArrayBuffer> {
+  try {
+    return await request.arrayBuffer()
+  } catch (error) {
+    throw bodyReadError(error)
+  }
+}
+
+/** A body of unknown length, cut off at `limit`. */
+async function readStream(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  const reader = stream.getReader()
   const chunks: Uint8Array[] = []
   let total = 0
   for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
+    let next: ReadableStreamReadResult<Uint8Array>
+    try {
+      next = await reader.read()
+    } catch (error) {
+      throw bodyReadError(error)
+    }
+    if (next.done) break
+    total += next.value.byteLength
     if (total > limit) {
       await reader.cancel().catch(() => undefined)
       throw tooLarge(limit)
     }
-    chunks.push(value)
+    chunks.push(next.value)
   }
   if (chunks.length === 1) return chunks[0]!
   const body = new Uint8Array(total)
@@ -101,13 +70,28 @@ export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Pr
   return body
 }
 
+/**
+ * Why a body could not be read: used already (a TypeError, the app's
+ * mistake), malformed on the wire (400), or the client went away mid-body.
+ */
+function bodyReadError(error: unknown): unknown {
+  if (error instanceof TypeError) return error
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && code.startsWith('HPE_')) return new HTTPError(400, `the request body could not be read: ${(error as Error).message}`)
+  return new RequestCancelledError('the client disconnected before it had sent the whole request body')
+}
+
 /** Shared: a decode without `stream` starts afresh, even after one that threw. */
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** Read and parse a JSON body, with 413 past the limit and 400 for anything that is not JSON. */
+/**
+ * Read and parse a JSON body. What it adds to `request.json()`: 413 past
+ * `limit` before the body is read whole, 415 for another content type, and
+ * 400 for a body that is not UTF-8.
+ */
 export async function readJson(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
   checkLimit('readJson', limit)
-  const type = headerOf(request, 'content-type')
+  const type = request.headers.get('content-type')
   if (type !== null && !/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
     throw new HTTPError(415, `expected a JSON body (content-type: application/json), received content-type ${JSON.stringify(type.slice(0, 100))}`)
   }
@@ -118,6 +102,11 @@ export async function readJson(request: Request, limit = DEFAULT_BODY_LIMIT): Pr
   } catch {
     throw new HTTPError(400, 'the request body is not valid UTF-8')
   }
+  return parseJsonBody(text)
+}
+
+/** A request body's text as JSON, or the 400 every runtime answers for one that is not. */
+export function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
@@ -127,4 +116,21 @@ export async function readJson(request: Request, limit = DEFAULT_BODY_LIMIT): Pr
 
 function tooLarge(limit: number): HTTPError {
   return new HTTPError(413, `the request body is larger than the limit of ${limit} bytes`)
+}
+
+/**
+ * Make `request.json()` refuse a body that is not JSON with a 400 JSON
+ * error, the client's mistake, where the platform's own throws a
+ * SyntaxError that would answer 500. A runtime calls it on each request
+ * with a body before the app sees it.
+ */
+export function answerBadJsonWith400(request: Request): void {
+  // Defined, not assigned: @hono/node-server's Request has a read-only json.
+  Object.defineProperty(request, 'json', JSON_OR_400)
+}
+
+const JSON_OR_400: PropertyDescriptor = { value: jsonOr400, writable: true, configurable: true }
+
+function jsonOr400(this: Request): Promise<unknown> {
+  return this.text().then(parseJsonBody)
 }

@@ -32,7 +32,7 @@ async function app(request: Request): Promise<Response> {
     while (Date.now() < until);
     return new Response('held')
   }
-  // readBody straight from the socket's stream: nothing here touches the web Request's body or signal.
+  // readBody as a deployment calls it: nothing here touches the web Request's body or signal.
   if (pathname === '/direct') {
     try {
       const body = await readBody(request, 1024 * 1024)
@@ -45,7 +45,7 @@ async function app(request: Request): Promise<Response> {
       return json(error instanceof RequestCancelledError ? 499 : 413, 'HTTPError')
     }
   }
-  // readBody once the whole body has arrived: it waits in the stream's buffer and is taken from there.
+  // readBody once the whole body has arrived and waits in the stream's buffer.
   if (pathname === '/direct-later') {
     await new Promise((resolve) => setTimeout(resolve, 50))
     const limit = Number(new URL(request.url).searchParams.get('limit'))
@@ -55,7 +55,7 @@ async function app(request: Request): Promise<Response> {
     for (const byte of body) sum = (sum + byte) % 65_521
     return Response.json({ bytes: body.byteLength, sum })
   }
-  // The body read as a web stream first: readBody must not read the socket a second time.
+  // The body read through the web Request first: readBody must not read it a second time.
   if (pathname === '/web-then-direct') {
     const text = await request.text()
     const again = await readBody(request).then(
@@ -231,7 +231,7 @@ describe('a kept-alive connection while the thread is held', () => {
     }))
 })
 
-describe('readBody on Node reads the socket stream directly', () => {
+describe('readBody on Node', () => {
   const checksum = (bytes: Buffer) => {
     let sum = 0
     for (const byte of bytes) sum = (sum + byte) % 65_521
@@ -295,7 +295,7 @@ describe('readBody on Node reads the socket stream directly', () => {
     expect(await directRead.promise).toBe('cancelled')
   })
 
-  it('a body already read through the web Request is not read again from the socket', async () => {
+  it('a body already read through the web Request is not read again', async () => {
     const answer = await fetch(`${base}/web-then-direct`, { method: 'POST', body: 'hello' })
     expect(await answer.json()).toEqual({ text: 'hello', again: 'TypeError' })
   })

@@ -92,6 +92,15 @@ const scaledEcho = deployment(EchoReplica, {
   autoscaling: { minReplicas: 0, maxReplicas: 3, targetOngoingRequests: 2, upscaleDelayS: 0.05, downscaleDelayS: 0.3, lookBackPeriodS: 0.2 },
 })
 
+/** Reads its body with request.json() and answers with Response.json(), as users write it. */
+class Doubler {
+  async fetch(request: Request) {
+    const { x } = (await request.json()) as { x: number }
+    return Response.json({ doubled: x * 2 })
+  }
+}
+const jsonDoubler = deployment(Doubler, { name: 'JsonDoubler' })
+
 type Env = Record<string, unknown>
 
 const app = new Hono<{ Bindings: Env }>()
@@ -126,6 +135,7 @@ const app = new Hono<{ Bindings: Env }>()
     return c.json(tokens)
   })
   .get('/scaled', ingress(scaledEcho))
+  .post('/double', ingress(jsonDoubler))
   // Test-only: what each replica's object received, and releasing its held requests.
   .get('/scaled/arrived', async (c) => {
     const namespace = c.env.ScaledEcho as { idFromName(n: string): unknown; get(id: unknown): { arrivedForTest(): Promise<number[]> } }
@@ -161,6 +171,7 @@ export default serveWorker(app)
 export const TenantModels = durableObject(tenants)
 export const OneReplicaTenants = durableObject(oneReplicaTenants)
 export const SeedAdder = durableObject(adder)
+export const JsonDoubler = durableObject(jsonDoubler)
 export const Recorder = durableObject(recorder)
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {

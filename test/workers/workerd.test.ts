@@ -92,6 +92,14 @@ describe('Workers: replicas as Durable Objects', () => {
     expect(health.status).toBe(200)
   })
 
+  it('request.json() in a Durable Object: a body that is not JSON gets a 400 JSON error, not a 500', async () => {
+    const post = (body: string) => get('/double', { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+    const good = await post('{"x":21}')
+    expect([good.status, await good.json()]).toEqual([200, { doubled: 42 }])
+    const bad = await post('{"x":')
+    expect([bad.status, await bad.json()]).toEqual([400, { error: { type: 'HTTPError', message: 'the request body is not valid JSON' } }])
+  })
+
   it('answers /-/dashboard with 404 JSON when the Worker was not given the page', async () => {
     const response = await get('/-/dashboard')
     expect(response.status).toBe(404)

@@ -45,14 +45,8 @@ export function answeredBeforeBodyEnded(socket: Duplex): boolean {
  * as the module comment says.
  */
 export function settleUnreadBody(incoming: IncomingMessage, outgoing: ServerResponse): void {
-  if (incoming.readableEnded || incoming.destroyed) return
-  if (incoming.complete) {
-    // All of it has arrived, but what nobody read may still fill the body's
-    // buffer, and Node stops reading the socket (and so the next request)
-    // until that buffer is read.
-    outgoing.once('finish', () => discardBody(incoming))
-    return
-  }
+  // A body that has all arrived is @hono/node-server's to discard.
+  if (incoming.readableEnded || incoming.destroyed || incoming.complete) return
   const socket = incoming.socket
   let phase: Phase = 'answering'
   const close = () => {

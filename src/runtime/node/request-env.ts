@@ -2,7 +2,7 @@ import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import { CancelSource, type CancelSignal } from '../../batching/cancel-signal.js'
 import { RequestCancelledError } from '../../errors.js'
 import { disconnectSignal, headerSource } from '../../http/http-call.js'
-import { incomingHeader } from './incoming-body.js'
+import { incomingHeader } from './incoming-header.js'
 
 type NodeBindings = HttpBindings | Http2Bindings
 

@@ -18,6 +18,7 @@ import { listenHttp } from './http-server.js'
 import { checkServeOptions } from './serve-options.js'
 import type { Dashboard } from '../../http/dashboard/page.js'
 import { dashboardFor } from './dashboard.js'
+import { answerBadJsonWith400 } from '../../http/body.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
@@ -124,6 +125,7 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
     inFlight++
     try {
       const env = new RequestEnv(node)
+      if (request.method !== 'GET' && request.method !== 'HEAD') answerBadJsonWith400(request)
       // Checked on the URL string: parsing a URL per request costs more than the routing after it.
       const path = request.url.indexOf('/', request.url.indexOf('//') + 2)
       if (path >= 0 && request.url.startsWith(ADMIN_PREFIX, path)) {

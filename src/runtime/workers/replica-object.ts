@@ -5,6 +5,7 @@ import type { Outcome } from '../../deployment/outcome.js'
 import { Replica } from '../../deployment/replica.js'
 import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
 import { MODEL_ID_HEADER } from '../../deployment/model-id.js'
+import { answerBadJsonWith400 } from '../../http/body.js'
 import { replicaName } from '../../deployment/replica-set.js'
 import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
@@ -56,6 +57,7 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   override async fetch(request: Request): Promise<Response> {
     this.#arrived()
+    if (request.method !== 'GET' && request.method !== 'HEAD') answerBadJsonWith400(request)
     try {
       // The Worker's ingress checked the header before routing here by it.
       return await this.#host().fetch(request, { multiplexedModelId: request.headers.get(MODEL_ID_HEADER) ?? undefined })

@@ -12,11 +12,9 @@ type Port = { postMessage(message: FromWorker, transfer: ArrayBuffer[]): void }
  * outbox first: the server sees everything in the order it was posted, and a
  * message that cannot be cloned still throws where it is posted.
  *
- * The wait is that of the promise jobs queued before the first response, and
- * one of them could start the next batch's model run; measured under load at
- * c=64 (bench/server-profile.ts --threads), a batch's answers gathered into
- * one to two messages and waited at most 0.5 ms (OCR) and 3 ms (house-price
- * model; 0.6 ms at p99).
+ * The wait is that of the promise jobs queued before the first response; one
+ * of them could start the next batch's model run, so under load a batch's
+ * answers may wait for a few milliseconds.
  */
 export function outboxSender(port: Port): (message: FromWorker, transfer?: ArrayBuffer[]) => void {
   let responses: WholeResponse[] = []

@@ -4,7 +4,6 @@ import type { Deployment } from '../../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import { errorResponse } from '../../../deployment/responses.js'
-import { BODY_TOO_LARGE, readDirectBody } from '../../../http/body.js'
 import { DeadlineTimer } from '../../../batching/deadlines.js'
 import { RequestTimeoutError, ReplicaUnavailableError } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
@@ -124,20 +123,6 @@ interface Exchange {
 }
 
 /**
- * A request's whole body, as an ArrayBuffer of its own to transfer to the
- * thread: read from the socket's stream where the server offers it (no
- * undici Request is built), else through `request.arrayBuffer()`. The
- * replica applies the deployment's own size limits when it reads it.
- */
-async function wholeBody(request: Request): Promise<ArrayBuffer> {
-  const direct = readDirectBody(request, Infinity)
-  const bytes = direct === undefined ? undefined : await direct
-  if (bytes === undefined || bytes === BODY_TOO_LARGE) return request.arrayBuffer()
-  // A copy: the chunks' memory is Node's (pooled buffers), not ours to transfer.
-  return new Uint8Array(bytes).buffer
-}
-
-/**
  * One replica on its own worker thread, as the router and admin routes see
  * it: requests, calls and admin queries cross as messages (see
  * protocol.ts), and the client's disconnect crosses as an `abort` message.
@@ -202,11 +187,11 @@ export class ThreadReplica implements ReplicaEndpoint {
   async fetch(request: Request, call: ReplicaCall): Promise<Response> {
     try {
       // GET and HEAD carry no body: asking would make @hono/node-server build a whole Request.
-      const body = request.method === 'GET' || request.method === 'HEAD' ? null : await wholeBody(request)
+      const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer()
       const message = { method: request.method, url: request.url, headers: [...request.headers], body, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }
       const { answer, body: streamed } = await this.#exchange((id) => ({ type: 'fetch', id, ...message }), body ? [body] : [], call)
       if (answer.type === 'head') return new Response(streamed ?? null, answer)
-      // As bytes, not an ArrayBuffer: @hono/node-server writes those without building an undici Response.
+      // As bytes, not an ArrayBuffer: @hono/node-server writes those without building the platform's Response.
       if (answer.type === 'response') return new Response(answer.body === null ? null : new Uint8Array(answer.body), answer)
       throw new Error(`replica ${this.name} answered a request with a ${answer.type} message`)
     } catch (error) {

@@ -9,7 +9,7 @@ import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
 import { errorResponse } from '../../../deployment/responses.js'
-import { BODY_TOO_LARGE, offerDirectBody, type BodyBytes, type DirectBody } from '../../../http/body.js'
+import { answerBadJsonWith400 } from '../../../http/body.js'
 import { RequestCancelledError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
@@ -125,8 +125,7 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
   live.set(id, entry)
   try {
     const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
-    // undici copied the bytes into the request's stream; readBody() takes them from here instead.
-    if (message.body !== null) offerDirectBody(request, new ReceivedBody(request, message.body))
+    if (message.body !== null) answerBadJsonWith400(request)
     const answer = await replica.answer(request, { signal: entry.cancellation, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
     if ('plain' in answer) {
       const { status, contentType, body } = answer.plain
@@ -157,24 +156,6 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
     post({ type: 'response', id, status: response.status, statusText: response.statusText, headers: headersOf(response), body }, [body])
   } finally {
     live.delete(id)
-  }
-}
-
-/**
- * A received request body for `readBody()`: the bytes are already here, so
- * it need not read the request's stream over its own copy of them. As on the
- * server thread, once something began reading `request.body` the stream is
- * the body.
- */
-class ReceivedBody implements DirectBody {
-  constructor(
-    private readonly request: Request,
-    private readonly bytes: ArrayBuffer,
-  ) {}
-
-  read(limit: number): BodyBytes | undefined {
-    if (this.request.bodyUsed) return undefined
-    return this.bytes.byteLength > limit ? BODY_TOO_LARGE : new Uint8Array(this.bytes)
   }
 }
 

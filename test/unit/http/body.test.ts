@@ -1,0 +1,62 @@
+/**
+ * readBody() and readJson() on a platform Request (as on Workers, in a
+ * browser, or on a replica thread), and request.json() made to answer 400
+ * for a body that is not JSON.
+ */
+import { describe, expect, it } from 'vitest'
+import { answerBadJsonWith400, readBody, readJson } from '../../../src/http/body.js'
+import { HTTPError } from '../../../src/errors.js'
+
+const post = (body: BodyInit, headers: Record<string, string> = {}) => new Request('http://x/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit)
+
+/** A body of unknown length, sent in `chunks` pieces of `size` bytes. */
+const streamed = (chunks: number, size: number) =>
+  new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (chunks-- === 0) return controller.close()
+      controller.enqueue(new Uint8Array(size).fill(0x61))
+    },
+  })
+
+const status = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'read',
+    (error: unknown) => (error instanceof HTTPError ? error.status : String(error)),
+  )
+
+describe('readBody()', () => {
+  it('reads a body of a declared length whole, and refuses one declared past the limit with 413', async () => {
+    expect(await readBody(post('hello', { 'content-length': '5' }), 5)).toEqual(new TextEncoder().encode('hello'))
+    expect(await status(readBody(post('hello', { 'content-length': '5' }), 4))).toBe(413)
+  })
+
+  it('cuts a body of unknown length off at the limit with 413', async () => {
+    expect((await readBody(post(streamed(4, 256)), 1024)).byteLength).toBe(1024)
+    expect(await status(readBody(post(streamed(5, 256)), 1024))).toBe(413)
+  })
+
+  it("refuses a limit that is not a number of bytes, as the app's mistake", async () => {
+    await expect(readBody(post('x'), -1)).rejects.toThrow(TypeError)
+  })
+})
+
+describe('readJson()', () => {
+  it('parses JSON, and answers 415 for another content type and 400 for a body that is not JSON or not UTF-8', async () => {
+    expect(await readJson(post('{"a":1}', { 'content-type': 'application/json' }))).toEqual({ a: 1 })
+    expect(await status(readJson(post('{"a":1}', { 'content-type': 'text/plain' })))).toBe(415)
+    expect(await status(readJson(post('{"a":', { 'content-type': 'application/json' })))).toBe(400)
+    expect(await status(readJson(post(new Uint8Array([0x22, 0xff, 0x22]), { 'content-type': 'application/json' })))).toBe(400)
+  })
+})
+
+describe('request.json() after answerBadJsonWith400()', () => {
+  it('parses JSON as before, and throws a 400 HTTPError for a body that is not JSON', async () => {
+    const good = post('[1,2]')
+    answerBadJsonWith400(good)
+    expect(await good.json()).toEqual([1, 2])
+    const bad = post('not json')
+    answerBadJsonWith400(bad)
+    const error = await bad.json().catch((error: unknown) => error)
+    expect([error instanceof HTTPError, (error as HTTPError).status, (error as HTTPError).message]).toEqual([true, 400, 'the request body is not valid JSON'])
+  })
+})
