@@ -10,10 +10,9 @@
 import { Hono } from 'hono'
 import { HTTPError, deployment, ingress, readJson } from '../../src/index.js'
 import { loadModel, stack, type Model } from 'edgeserve/onnx'
-import mlpBytes from '#example-model/house-price'
 import { TextDirectionClassifier, ocrDirection } from '../../examples/ocr-direction/classifier.js'
 import { prepareImages } from '../prepare-work.js'
-import { housePrice } from '../../examples/house-price/predictor.js'
+import { housePrice, modelBytes as mlpBytes } from '../../examples/house-price/predictor.js'
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
 import { batchedNoOp, noOp } from './overhead.js'
 
