@@ -43,22 +43,36 @@ export interface ClsLine {
 }
 
 /**
- * Where each of `dstSize` output samples reads a `srcSize` axis, with
- * OpenCV's INTER_LINEAR conventions (half-pixel centres, edges clamped, no
- * antialiasing): the lower source index, and the weight of the next one.
+ * Where each output column (or row) samples its source: the offsets of the
+ * two source pixels it blends, and the weight of the second.
  */
-function taps(dstSize: number, srcSize: number): { lower: Int32Array; weight: Float64Array } {
-  const lower = new Int32Array(dstSize)
-  const weight = new Float64Array(dstSize)
+interface Taps {
+  lower: Int32Array
+  upper: Int32Array
+  weight: Float64Array
+}
+
+const taps = (size: number): Taps => ({ lower: new Int32Array(size), upper: new Int32Array(size), weight: new Float64Array(size) })
+// Filled anew by each clsResize, which runs to completion before the next:
+// allocating them per call costs more than the resize on some runtimes.
+const columns = taps(CLS_WIDTH)
+const rows = taps(CLS_HEIGHT)
+
+/**
+ * Taps for `dstSize` samples of a `srcSize` axis, as offsets in the source
+ * (`stride` bytes a step), with OpenCV's INTER_LINEAR conventions: half-pixel
+ * centres, edges clamped, no antialiasing.
+ */
+function fillTaps(into: Taps, dstSize: number, srcSize: number, stride: number): void {
   const scale = srcSize / dstSize
   for (let d = 0; d < dstSize; d++) {
     const f = (d + 0.5) * scale - 0.5
     const i = Math.min(Math.max(Math.floor(f), 0), srcSize - 1)
-    lower[d] = i
+    into.lower[d] = i * stride
+    into.upper[d] = Math.min(i + 1, srcSize - 1) * stride
     // Past either edge the edge pixel repeats: no weight on a neighbour.
-    weight[d] = f < 0 || i === srcSize - 1 ? 0 : f - i
+    into.weight[d] = f < 0 || i === srcSize - 1 ? 0 : f - i
   }
-  return { lower, weight }
 }
 
 /**
@@ -73,23 +87,22 @@ export function clsResize(img: DecodedImage): ClsLine {
     throw new RangeError(`image data too short: a ${srcW}x${srcH} image with ${channels} channel(s) needs ${srcW * srcH * channels} bytes, got ${src.length}`)
   }
   const width = clsResizedWidth(srcW, srcH)
-  const columns = taps(width, srcW)
-  const rows = taps(CLS_HEIGHT, srcH)
-  const rowBytes = srcW * channels
+  fillTaps(columns, width, srcW, channels)
+  fillTaps(rows, CLS_HEIGHT, srcH, srcW * channels)
   const line = new Uint8Array(CLS_HEIGHT * width * channels)
   let o = 0
   for (let y = 0; y < CLS_HEIGHT; y++) {
-    const top = rows.lower[y]! * rowBytes
-    const bottom = Math.min(rows.lower[y]! + 1, srcH - 1) * rowBytes
+    const top = rows.lower[y]!
+    const bottom = rows.upper[y]!
     const fy = rows.weight[y]!
     for (let x = 0; x < width; x++) {
-      const left = columns.lower[x]! * channels
-      const right = Math.min(columns.lower[x]! + 1, srcW - 1) * channels
+      const left = columns.lower[x]!
+      const right = columns.upper[x]!
       const fx = columns.weight[x]!
       for (let c = 0; c < channels; c++, o++) {
-        const upper = src[top + left + c]! + (src[top + right + c]! - src[top + left + c]!) * fx
-        const lower = src[bottom + left + c]! + (src[bottom + right + c]! - src[bottom + left + c]!) * fx
-        line[o] = Math.round(upper + (lower - upper) * fy)
+        const above = src[top + left + c]! + (src[top + right + c]! - src[top + left + c]!) * fx
+        const below = src[bottom + left + c]! + (src[bottom + right + c]! - src[bottom + left + c]!) * fx
+        line[o] = Math.round(above + (below - above) * fy)
       }
     }
   }
@@ -136,14 +149,22 @@ export function clsNormalize(line: ClsLine, out: Float32Array = new Float32Array
   checkOut(out, offset)
   if (!isClsLine(line)) throw new RangeError(NOT_A_LINE)
   const { width, channels, data } = line
-  for (let plane = 0; plane < 3; plane++) {
-    // The planes are B, G, R (cv2's order); a gray line fills all three alike.
-    const channel = channels === 1 ? 0 : 2 - plane
-    for (let y = 0; y < CLS_HEIGHT; y++) {
-      const row = offset + plane * PLANE + y * CLS_WIDTH
-      for (let x = 0; x < width; x++) out[row + x] = LEVELS[data[(y * width + x) * channels + channel]!]!
-      out.fill(0, row + width, row + CLS_WIDTH)
+  for (let y = 0; y < CLS_HEIGHT; y++) {
+    // This row in the planes B, G and R (cv2's order), one plane apart.
+    const blue = offset + y * CLS_WIDTH
+    const from = y * width * channels
+    if (channels === 1) {
+      for (let x = 0; x < width; x++) out[blue + x] = LEVELS[data[from + x]!]!
+      out.copyWithin(blue + PLANE, blue, blue + width)
+      out.copyWithin(blue + 2 * PLANE, blue, blue + width)
+    } else {
+      for (let x = 0, i = from; x < width; x++, i += 3) {
+        out[blue + x] = LEVELS[data[i + 2]!]!
+        out[blue + PLANE + x] = LEVELS[data[i + 1]!]!
+        out[blue + 2 * PLANE + x] = LEVELS[data[i]!]!
+      }
     }
+    for (let plane = 0; plane < 3; plane++) out.fill(0, blue + plane * PLANE + width, blue + plane * PLANE + CLS_WIDTH)
   }
   return out
 }
