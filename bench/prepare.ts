@@ -5,16 +5,17 @@
  * through a page. The model-limit processes time it too, on Node, between
  * model runs (`decodePreprocessMsPerItem`).
  *
- *   NODE_OPTIONS=--conditions=edgeserve-source npx tsx bench/prepare.ts --chromium
+ *   NODE_OPTIONS=--conditions=edgeserve-source npx tsx bench/prepare.ts [--chromium]
  *
- * prints the Chromium row alone; `npm run bench` measures all three.
+ * prints the three rows (starting the bench's Node server and its Worker
+ * under wrangler dev, as `npm run bench` does), or the Chromium row alone.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { ROOT, median } from './lib.js'
+import { ROOT, TSX, median, startChild } from './lib.js'
 import { BENCH_IMAGE } from './model-limit.js'
 import { bundlePage, launchChromium, serveFiles } from '../test/support/browser-page.js'
 import { requireChromium } from '../test/support/chromium.js'
@@ -85,6 +86,32 @@ export async function prepareInChromium(rounds: number): Promise<PrepareRow> {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv.includes('--chromium')) {
-  console.log(JSON.stringify(await prepareInChromium(9)))
+/** The rows over HTTP from a server started with `argv`, which prints its address matching `ready`; the server stops after. */
+async function prepareOnServer(runtime: string, argv: string[], ready: RegExp, rounds: number): Promise<PrepareRow> {
+  const server = await startChild(argv, ready, {}, 90_000)
+  try {
+    return await prepareOverHttp(runtime, server.match[1]!, rounds)
+  } finally {
+    await server.stop()
+  }
+}
+
+/** The three rows, one runtime at a time, as `npm run bench` measures them (its server idle), each printed as it comes. */
+async function prepareEverywhere(rounds: number, report: (row: PrepareRow) => void): Promise<void> {
+  report(await prepareOnServer('node', [process.execPath, TSX, 'bench/server.ts'], /READY (http:\/\/\S+)/, rounds))
+  report(
+    await prepareOnServer(
+      'workerd',
+      [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
+      /Ready on (http:\/\/[\d.]+:\d+)/,
+      rounds,
+    ),
+  )
+  report(await prepareInChromium(rounds))
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const report = (row: PrepareRow): void => console.log(JSON.stringify(row))
+  if (process.argv.includes('--chromium')) report(await prepareInChromium(9))
+  else await prepareEverywhere(9, report)
 }

@@ -4,9 +4,10 @@
  * (examples/ocr/page). For each, esbuild bundles the browser code (main.ts
  * and what it imports) and minifies its stylesheet; both go inline into
  * index.html in place of the tags that reference them; the result is
- * written as an ES module of strings in generated/ that Node, wrangler's
- * bundler and a compiled package can all import (package.json maps
- * "#dashboard-page" and "#ocr-page" to them). Each page's CSP lets exactly
+ * written as an ES module of strings that Node, wrangler's bundler and a
+ * compiled package can all import: generated/dashboard-page.js, which
+ * package.json maps "#dashboard-page" to, and examples/generated/ocr-page.js,
+ * which examples/package.json maps "#ocr-page" to. Each page's CSP lets exactly
  * this script and stylesheet run, by their SHA-256 hashes, so the hashes
  * are computed here too.
  *
@@ -34,8 +35,8 @@ interface PageSource {
 
 /** The dashboard, "#dashboard-page" (shipped in the package). */
 export const DASHBOARD: PageSource = { source: join(ROOT, 'src/http/dashboard/client'), output: join(ROOT, 'generated/dashboard-page.js') }
-/** The OCR example's upload page, "#ocr-page" (the repository's only). */
-export const OCR_PAGE: PageSource = { source: join(ROOT, 'examples/ocr/page'), output: join(ROOT, 'generated/ocr-page.js') }
+/** The OCR example's upload page, "#ocr-page" in examples/package.json (the repository's only). */
+export const OCR_PAGE: PageSource = { source: join(ROOT, 'examples/ocr/page'), output: join(ROOT, 'examples/generated/ocr-page.js') }
 
 /** The tags in index.html that the inline stylesheet and script replace. */
 const STYLESHEET_TAG = '<link rel="stylesheet" href="./styles.css">'

@@ -5,6 +5,9 @@ import modelBytes from '#example-model/house-price'
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME } from './features.js'
 import { BODY_LIMIT, parseFeatureBody } from './parse.js'
 
+/** The model's bytes on this runtime, for apps that serve the model another way (the bench's unbatched twin). */
+export { modelBytes }
+
 /** One answer of `POST /predict`. */
 export interface Prediction {
   prediction: number

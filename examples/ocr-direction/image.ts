@@ -1,10 +1,8 @@
 /**
  * Decode an uploaded PNG or JPEG to 8-bit pixels (gray or RGB), with the
- * same code in Node, Cloudflare workerd and browsers: JavaScript, but for
- * the PNG's inflate, which is the runtime's zlib where it has a native one
- * (node:zlib on Node and workerd) and fflate in browsers. The decoders live
- * in examples/shared; both check an untrusted file's size before
- * allocating for it (see png.ts and jpeg.ts).
+ * same code in Node, Cloudflare workerd and browsers: fast-png and jpeg-js,
+ * both plain JavaScript. The wrappers in examples/shared check an untrusted
+ * file's size before the library allocates for it (see png.ts and jpeg.ts).
  */
 import { decodeJpeg } from '../shared/jpeg.js'
 import { ImageDecodeError, type DecodedImage } from '../shared/pixels.js'

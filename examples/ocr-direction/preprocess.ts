@@ -13,8 +13,7 @@
  * (clsResize, at most 27 KB), and its batch normalizes the lines straight
  * into the model's input (clsNormalize). A queued request so holds 9 KB for
  * a gray line rather than 110 KB of floats, and the batch copies nothing
- * more. Both run in WebAssembly (./wasm/preprocess.wat); clsPreprocess does
- * both at once.
+ * more. clsPreprocess does both at once.
  *
  * Details that matter for matching PaddleOCR:
  *  - Padding is 0 after normalization, which is mid-gray, not black.
@@ -23,7 +22,6 @@
  */
 import type { DecodedImage } from './image.js'
 import { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH } from './shape.js'
-import { theKernel, type Kernel, type Taps } from './wasm/kernel.js'
 
 export { CLS_CHANNELS, CLS_HEIGHT, CLS_INPUT_SIZE, CLS_WIDTH }
 
@@ -45,6 +43,22 @@ export interface ClsLine {
 }
 
 /**
+ * Where each output column (or row) samples its source: the offsets of the
+ * two source pixels it blends, and the weight of the second.
+ */
+interface Taps {
+  lower: Int32Array
+  upper: Int32Array
+  weight: Float64Array
+}
+
+const taps = (size: number): Taps => ({ lower: new Int32Array(size), upper: new Int32Array(size), weight: new Float64Array(size) })
+// Filled anew by each clsResize, which runs to completion before the next:
+// allocating them per call costs more than the resize on some runtimes.
+const columns = taps(CLS_WIDTH)
+const rows = taps(CLS_HEIGHT)
+
+/**
  * Taps for `dstSize` samples of a `srcSize` axis, as offsets in the source
  * (`stride` bytes a step), with OpenCV's INTER_LINEAR conventions: half-pixel
  * centres, edges clamped, no antialiasing.
@@ -62,71 +76,41 @@ function fillTaps(into: Taps, dstSize: number, srcSize: number, stride: number):
 }
 
 /**
- * Each output row blends two source rows, so an image uses at most 96 of
- * its rows: only those are copied into the module's memory, which therefore
- * never holds more than 96 rows of the widest accepted image (1.2 MB).
+ * An image resized to the classifier's 48 rows, keeping its aspect ratio up
+ * to 192 columns: bilinear, in float64, rounded back to 8 bits as cv2 does
+ * for uint8 input. Gray stays gray (a third of the bytes).
  */
-const SOURCE_ROWS = 2 * CLS_HEIGHT
-
-/**
- * Copies the source rows the row taps name into the module's memory, and
- * points the taps at the copies. Short images (every text line) are copied
- * whole; a taller one has only its used rows copied, packed, each once (the
- * taps only move down the source, so a row repeats only right after itself).
- */
-function copySourceRows(k: Kernel, src: Uint8Array, height: number, rowBytes: number): void {
-  if (height <= SOURCE_ROWS) {
-    k.reserve(height * rowBytes)
-    k.bytes.set(src.length === height * rowBytes ? src : src.subarray(0, height * rowBytes), k.source)
-    return
-  }
-  k.reserve(SOURCE_ROWS * rowBytes)
-  let lastRow = -1
-  let slot = -1
-  const place = (taps: Int32Array, y: number): void => {
-    const row = taps[y]! / rowBytes
-    if (row !== lastRow) {
-      lastRow = row
-      slot++
-      k.bytes.set(src.subarray(row * rowBytes, (row + 1) * rowBytes), k.source + slot * rowBytes)
-    }
-    taps[y] = slot * rowBytes
-  }
-  for (let y = 0; y < CLS_HEIGHT; y++) {
-    place(k.rows.lower, y)
-    place(k.rows.upper, y)
-  }
-}
-
-/** Resizes `img` into the kernel's line; returns the line's width. */
-function resizeInKernel(k: Kernel, img: DecodedImage): number {
+export function clsResize(img: DecodedImage): ClsLine {
   const { width: srcW, height: srcH, data: src } = img
   const channels = img.channels ?? 3
   if (src.length < srcW * srcH * channels) {
     throw new RangeError(`image data too short: a ${srcW}x${srcH} image with ${channels} channel(s) needs ${srcW * srcH * channels} bytes, got ${src.length}`)
   }
-  const w = clsResizedWidth(srcW, srcH)
-  fillTaps(k.columns, w, srcW, channels)
-  fillTaps(k.rows, CLS_HEIGHT, srcH, srcW * channels)
-  copySourceRows(k, src, srcH, srcW * channels)
-  k.resize(w, channels)
-  return w
+  const width = clsResizedWidth(srcW, srcH)
+  fillTaps(columns, width, srcW, channels)
+  fillTaps(rows, CLS_HEIGHT, srcH, srcW * channels)
+  const line = new Uint8Array(CLS_HEIGHT * width * channels)
+  let o = 0
+  for (let y = 0; y < CLS_HEIGHT; y++) {
+    const top = rows.lower[y]!
+    const bottom = rows.upper[y]!
+    const fy = rows.weight[y]!
+    for (let x = 0; x < width; x++) {
+      const left = columns.lower[x]!
+      const right = columns.upper[x]!
+      const fx = columns.weight[x]!
+      for (let c = 0; c < channels; c++, o++) {
+        const above = src[top + left + c]! + (src[top + right + c]! - src[top + left + c]!) * fx
+        const below = src[bottom + left + c]! + (src[bottom + right + c]! - src[bottom + left + c]!) * fx
+        line[o] = Math.round(above + (below - above) * fy)
+      }
+    }
+  }
+  return { width, channels, data: line }
 }
 
 function checkOut(out: Float32Array, offset: number): void {
   if (out.length < offset + CLS_INPUT_SIZE) throw new RangeError(`output buffer too small: ${CLS_INPUT_SIZE} floats from offset ${offset} need ${offset + CLS_INPUT_SIZE}, got ${out.length}`)
-}
-
-/**
- * An image resized to the classifier's 48 rows, keeping its aspect ratio up
- * to 192 columns: bilinear, rounded back to 8 bits as cv2 does for uint8
- * input. Gray stays gray (a third of the bytes).
- */
-export function clsResize(img: DecodedImage): ClsLine {
-  const k = theKernel()
-  const width = resizeInKernel(k, img)
-  const channels = img.channels ?? 3
-  return { width, channels, data: k.line(CLS_HEIGHT * width * channels).slice() }
 }
 
 const NOT_A_LINE = `clsNormalize: expected a line of ${CLS_HEIGHT} rows of 1 to ${CLS_WIDTH} pixels of 1 or 3 bytes (clsResize makes one)`
@@ -151,6 +135,10 @@ export function isClsLine(value: unknown): value is ClsLine {
 /** What a batch answers for an item that is not a line. */
 export const notALine = (): RangeError => new RangeError(NOT_A_LINE)
 
+/** Each 8-bit level v normalized as PaddleOCR does, (v / 255 - 0.5) / 0.5, as float32. */
+const LEVELS = Float32Array.from({ length: 256 }, (_, v) => (v / 255 - 0.5) / 0.5)
+const PLANE = CLS_HEIGHT * CLS_WIDTH
+
 /**
  * A resized line as a [3, 48, 192] CHW float slice, normalized to [-1, 1],
  * channels B, G, R, right-padded with 0. Pass `out` and `offset` to write
@@ -160,15 +148,24 @@ export const notALine = (): RangeError => new RangeError(NOT_A_LINE)
 export function clsNormalize(line: ClsLine, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
   if (!isClsLine(line)) throw new RangeError(NOT_A_LINE)
-  const k = theKernel()
-  k.line(line.data.length).set(line.data)
-  return normalizeInto(k, line.width, line.channels, out, offset)
-}
-
-/** The kernel's line normalized, and copied into `out` at `offset`. */
-function normalizeInto(k: Kernel, width: number, channels: number, out: Float32Array, offset: number): Float32Array {
-  k.normalize(width, channels)
-  out.set(k.out, offset)
+  const { width, channels, data } = line
+  for (let y = 0; y < CLS_HEIGHT; y++) {
+    // This row in the planes B, G and R (cv2's order), one plane apart.
+    const blue = offset + y * CLS_WIDTH
+    const from = y * width * channels
+    if (channels === 1) {
+      for (let x = 0; x < width; x++) out[blue + x] = LEVELS[data[from + x]!]!
+      out.copyWithin(blue + PLANE, blue, blue + width)
+      out.copyWithin(blue + 2 * PLANE, blue, blue + width)
+    } else {
+      for (let x = 0, i = from; x < width; x++, i += 3) {
+        out[blue + x] = LEVELS[data[i + 2]!]!
+        out[blue + PLANE + x] = LEVELS[data[i + 1]!]!
+        out[blue + 2 * PLANE + x] = LEVELS[data[i]!]!
+      }
+    }
+    for (let plane = 0; plane < 3; plane++) out.fill(0, blue + plane * PLANE + width, blue + plane * PLANE + CLS_WIDTH)
+  }
   return out
 }
 
@@ -191,15 +188,13 @@ export function clsNormalizeBatch(lines: readonly ClsLine[]): ClsBatch {
 }
 
 /**
- * One image as a [3, 48, 192] CHW float slice: clsResize and clsNormalize
- * at once, the line never leaving the WebAssembly memory. Pass `out` and
- * `offset` to write straight into a batched [N, 3, 48, 192] buffer, which
- * need not be zeroed.
+ * One image as a [3, 48, 192] CHW float slice: clsResize, then clsNormalize.
+ * Pass `out` and `offset` to write straight into a batched [N, 3, 48, 192]
+ * buffer, which need not be zeroed.
  */
 export function clsPreprocess(img: DecodedImage, out: Float32Array = new Float32Array(CLS_INPUT_SIZE), offset = 0): Float32Array {
   checkOut(out, offset)
-  const k = theKernel()
-  return normalizeInto(k, resizeInKernel(k, img), img.channels ?? 3, out, offset)
+  return clsNormalize(clsResize(img), out, offset)
 }
 
 /** Decoded crops as a batch's input. */

@@ -53,6 +53,8 @@ describe('the published package', () => {
     ].map((path) => path.replace(/^\.\//, ''))
     expect(wanted.filter((path) => !files.has(path))).toEqual([])
     expect([...files].filter((path) => /^(test|examples|bench|docs|scripts|generated)\/|^src\/http\/dashboard\/client\//.test(path))).toEqual([])
+    // The examples wire themselves in examples/package.json: no export or import of the package reaches them.
+    expect(JSON.stringify([manifest.exports, manifest.imports])).not.toContain('examples/')
     expect(manifest.license).toBe('Apache-2.0')
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toContain('Apache License\n                           Version 2.0, January 2004')
   })

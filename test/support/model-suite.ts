@@ -155,7 +155,7 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
     it('OCR direction: bad bodies get 4xx JSON errors and good images batched with them are still right', async () => {
       const good = fixtures.slice(0, 4).map((f) => post('/ocr/direction', f.bytes, 'image/png'))
       const png = fixtures.find((f) => f.file.endsWith('.png'))!.bytes
-      // Each runtime inflates with its own zlib (node:zlib on Node and workerd): each must stop a bomb.
+      // Every runtime decodes with fast-png, which inflates whatever it is given: the example must stop a bomb first.
       const cases: [BodyInit, string, number, RegExp?][] = [
         ['not an image at all', 'image/png', 422],
         [png.slice(0, 40), 'image/png', 422], // truncated PNG
@@ -164,7 +164,7 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
         [new Uint8Array(6 * 1024 * 1024), 'image/png', 413],
         // A 1x1 image whose 16 KB of data inflates to 16 MiB (a zlib bomb).
         [craftPng(1, 1, zlibSync(new Uint8Array(16 * 1024 * 1024))), 'image/png', 422, /larger than its dimensions allow/],
-        [craftPng(100, 100, zlibSync(new Uint8Array(50 * 101))), 'image/png', 422, /image data has 5050 bytes, expected 10100/],
+        [craftPng(100, 100, zlibSync(new Uint8Array(50 * 101))), 'image/png', 422, /^invalid PNG: /], // 50 of its 100 rows
         // A zlib stream cut short, in chunks whose CRCs are right: corrupt, not too large.
         [craftPng(10, 10, zlibSync(Uint8Array.from({ length: 110 }, (_, i) => (i * 37) % 251)).subarray(0, 40)), 'image/png', 422, /^invalid PNG: (?!image data is larger)/],
       ]

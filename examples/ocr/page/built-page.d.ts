@@ -1,7 +1,7 @@
 /**
  * The module scripts/build-pages.ts writes from this folder
- * (generated/ocr-page.js), reached as "#ocr-page" through package.json's
- * imports. Declared here so that type checking needs no build: the
+ * (examples/generated/ocr-page.js), reached as "#ocr-page" through
+ * examples/package.json's imports. Declared here so that type checking needs no build: the
  * generated file is not in git.
  */
 export declare const html: string
