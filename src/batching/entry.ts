@@ -1,6 +1,6 @@
 import type { CancelSignal } from './cancel-signal.js'
 import type { DeadlineWatch } from './deadlines.js'
-import { RequestCancelledError } from '../errors.js'
+import { cancellation, RequestCancelledError } from '../errors.js'
 import type { Linked } from './list.js'
 import type { ResolvedBatchOptions } from './options.js'
 
@@ -188,7 +188,7 @@ export class Entry<T, R> {
 
   /** EventListener object: the entry itself listens for its signal's abort, so a call costs no closure. */
   handleEvent(): void {
-    this.leave(new RequestCancelledError('the request was cancelled', { cause: this.signal?.reason }))
+    this.leave(cancellation(this.signal?.reason))
   }
 
   /** Mark this entry settled and detach it from the queue; false if it already was. */

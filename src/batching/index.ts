@@ -1,7 +1,7 @@
 export { batch } from './batch.js'
 export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
 export { batchedMethodsOf, type BatchMethodDecorator } from './decorator.js'
-export { currentContext, setContextProvider, type AmbientContext } from './context.js'
+export { currentContext, runWithContext, type AmbientContext } from './context.js'
 export type { BatchInfo } from './entry.js'
 export type { BatchOptions, CallContext, OnBatchError, ResolvedBatchOptions } from './options.js'
 export type { BatchStats, CallOptions, QueueObserver } from './queue.js'

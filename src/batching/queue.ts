@@ -1,7 +1,7 @@
 import type { CancelSignal } from './cancel-signal.js'
 import { checkCallOptions } from './call-options.js'
-import { BackPressureError, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
-import { contextProvider, runWithContext, type AmbientContext } from './context.js'
+import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import { currentContext, runWithContext, type AmbientContext } from './context.js'
 import { DeadlineTimer } from './deadlines.js'
 import { Batch, type BatchPlace, type Entry, type EntryQueue } from './entry.js'
 import { LinkedQueue } from './list.js'
@@ -22,15 +22,6 @@ export interface CallOptions {
   deadline?: number
   /** Facts for `batchKey`, e.g. `{ origin: 'http' }`. Defaults to the ambient request's. */
   context?: CallContext
-  /**
-   * The request this call is made for, as `currentRequest()` returned it
-   * before the method's first await: its signal, deadline and context apply
-   * (where `signal`, `deadline` and `context` above do not say otherwise),
-   * and the ambient request is not looked up. A call made after an await
-   * without it is followed there with AsyncLocalStorage, which on Node 20
-   * slows every promise in the process (see `currentRequest()`).
-   */
-  request?: AmbientContext | undefined
 }
 
 export interface BatchStats {
@@ -57,15 +48,6 @@ export interface QueueObserver {
   batchStarted(size: number, units: number, waitMs: number): void
   /** A batch finished after `executionMs`. */
   batchFinished(size: number, waitMs: number, executionMs: number): void
-}
-
-/**
- * The request a call with options is made for: the one its options name
- * (even as undefined: named outside any request), else the ambient one.
- */
-function requestOf(callOptions: CallOptions): AmbientContext | undefined {
-  if ('request' in callOptions) return callOptions.request
-  return contextProvider === undefined ? undefined : contextProvider()
 }
 
 /** Runs one batch; resolves when it is done with every entry. */
@@ -112,7 +94,7 @@ function bucketKey(key: string | undefined, modelId: string | undefined): string
 
 const ONCE = { once: true }
 /** The context of a batch whose calls name no model. */
-const NO_MODEL: AmbientContext = Object.freeze({})
+const NO_MODEL: AmbientContext = Object.freeze({ origin: 'batch' })
 const resolved = Promise.resolve()
 
 /**
@@ -238,9 +220,8 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
   enqueue(entry: Entry<T, R>, callOptions: CallOptions | undefined): void {
-    if (callOptions !== undefined) return this.admit(entry, callOptions, requestOf(callOptions))
-    // currentContext(), read here: see contextProvider.
-    const ambient = contextProvider === undefined ? undefined : contextProvider()
+    const ambient = currentContext()
+    if (callOptions !== undefined) return this.admit(entry, callOptions, ambient)
     // The common call has nothing to check but the queue's length: no
     // options, no request around it, no key or size to compute, no observer
     // to time it for. It takes a path small enough for V8 to inline into the
@@ -255,10 +236,12 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
   /** Every other call: its signal, deadline, key, size and model id are checked and watched. */
   private admit(entry: Entry<T, R>, callOptions: CallOptions | undefined, ambient: AmbientContext | undefined): void {
     if (callOptions !== undefined) checkCallOptions(callOptions)
+    // The request's own deadline needs no watch of its own: its signal aborts then (see RequestScope).
     const signal = callOptions?.signal ?? ambient?.signal
-    const deadline = callOptions?.deadline ?? ambient?.deadline
+    const deadline = callOptions?.deadline
     if (signal !== undefined && signal.aborted) {
-      return entry.refuse(new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason }))
+      const reason = cancellation(signal.reason)
+      return entry.refuse(reason instanceof RequestTimeoutError ? reason : new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason }))
     }
     if (deadline !== undefined && deadline <= Date.now()) {
       return entry.refuse(new RequestTimeoutError('the request deadline passed before it was queued'))
@@ -577,7 +560,7 @@ export class BatchQueue<T, R> implements EntryQueue<T, R> {
     // request's code happened to start it: the pump's macrotask carries the
     // context it was scheduled from, which can be any earlier request's.
     const modelId = batch.multiplexedModelId
-    const run = runWithContext(modelId === undefined ? NO_MODEL : { multiplexedModelId: modelId }, this.runner, batch)
+    const run = runWithContext(modelId === undefined ? NO_MODEL : { origin: 'batch', multiplexedModelId: modelId }, this.runner, batch)
     run.then(
       () => this.finish(batch),
       (error: unknown) => this.finish(batch, error),

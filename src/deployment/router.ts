@@ -1,6 +1,6 @@
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import { LinkedQueue, type Linked } from '../batching/list.js'
-import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import { BackPressureError, cancellation } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
@@ -19,7 +19,7 @@ class Waiter implements Linked<Waiter> {
   ) {}
 
   handleEvent(): void {
-    this.router.dropWaiter(this, new RequestCancelledError('the request was cancelled while waiting for a replica'))
+    this.router.dropWaiter(this, cancellation(this.signal?.reason))
   }
 }
 
@@ -103,8 +103,12 @@ export class Router {
     return replica
   }
 
-  /** Wait for a replica (when `tryAcquire()` found none). */
-  acquire(signal?: CancelSignal, deadline?: number, modelId?: string): Promise<number> {
+  /**
+   * Wait for a replica (when `tryAcquire()` found none), until one frees or
+   * `signal` aborts: the request's scope's signal, which also aborts at its
+   * deadline (see RequestScope).
+   */
+  acquire(signal?: CancelSignal, modelId?: string): Promise<number> {
     const replica = this.tryAcquire(modelId)
     if (replica >= 0) return Promise.resolve(replica)
     const { maxQueuedRequests, name } = this.options
@@ -116,22 +120,16 @@ export class Router {
         ),
       )
     }
-    if (signal?.aborted) return Promise.reject(new RequestCancelledError())
+    if (signal?.aborted) return Promise.reject(cancellation(signal.reason))
     return new Promise<number>((resolve, reject) => {
       const waiter = new Waiter(this, resolve, reject, signal)
       this.waiting.push(waiter)
       signal?.addEventListener('abort', waiter, { once: true })
-      // Always a timer, even without a deadline: on Workers each request has
-      // its own I/O context, and workerd cancels as hung (a 500) a request
-      // that waits only on a promise another request will resolve. A pending
-      // timer of the waiting request is what keeps it alive meanwhile.
-      waiter.timer =
-        deadline === undefined
-          ? setTimeout(() => undefined, MAX_TIMER_MS)
-          : setTimeout(
-              () => this.dropWaiter(waiter, new RequestTimeoutError('the request timed out waiting for a free replica')),
-              Math.max(0, deadline - Date.now()),
-            )
+      // A timer that does nothing: on Workers each request has its own I/O
+      // context, and workerd cancels as hung (a 500) a request that waits
+      // only on a promise another request will resolve. A pending timer of
+      // the waiting request is what keeps it alive meanwhile.
+      waiter.timer = setTimeout(() => undefined, MAX_TIMER_MS)
       // Last: an autoscaler may start a replica and hand it to this waiter at once, clearing its timer.
       if (this.active === 0) this.events?.demand()
     })

@@ -1,7 +1,7 @@
 import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import { CancelSource, type CancelSignal } from '../../batching/cancel-signal.js'
 import { RequestCancelledError } from '../../errors.js'
-import { disconnectSignal, headerSource } from '../../http/http-call.js'
+import { disconnectSignal, headerSource } from '../../http/runtime-env.js'
 import { incomingHeader } from './incoming-body.js'
 
 type NodeBindings = HttpBindings | Http2Bindings
