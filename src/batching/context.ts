@@ -28,14 +28,21 @@ export interface AmbientContext extends CallContext {
   deadline?: number | undefined
 }
 
-const storage = new AsyncLocalStorage<AmbientContext>()
+/** The request a replica is serving, as its batched calls and handle calls inherit it. */
+export interface RequestContext extends AmbientContext {
+  /** 'batch': the code of a batch of one multiplexed model's calls, which belongs to no single request. */
+  origin: 'http' | 'handle' | 'batch'
+}
+
+/** Where the context of the request whose code is running is kept. */
+export const requestContext = new AsyncLocalStorage<AmbientContext>()
 
 /** The context of the request whose code is running, if any. */
 export function currentContext(): AmbientContext | undefined {
-  return storage.getStore()
+  return requestContext.getStore()
 }
 
 /** Run `fn(arg)` with `context` as the ambient one, through its awaits where the runtime can. */
 export function runWithContext<A, R>(context: AmbientContext, fn: (arg: A) => R, arg: A): R {
-  return storage.run(context, fn, arg)
+  return requestContext.run(context, fn, arg)
 }

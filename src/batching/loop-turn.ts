@@ -1,5 +1,3 @@
-import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, scheduledCallbacksAlwaysRun } from './macrotask.js'
-
 /**
  * How long batches may hold the thread before the event loop must turn (read
  * its I/O, accept connections, run its timers), and how often it turns after.
@@ -50,9 +48,24 @@ export const MAX_BATCHES_PER_TURN = 16
 export const YIELD_TURNS_MAX = 64
 
 type Callback = () => void
+type SetImmediate = (callback: Callback) => unknown
+
+// Looked up per call: test runners swap the timer functions for fakes.
+const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImmediate?: SetImmediate }).setImmediate
+
+/**
+ * In workerd (Cloudflare Workers) the clock moves only on I/O, so no stretch
+ * of code can be timed; and a timer belongs to the request whose code set
+ * it and may be cancelled with that request, so nothing may wait on one
+ * that another request set.
+ */
+const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
+
+/** Whether a callback scheduled now is sure to run: Node's setImmediate always runs. */
+const callbacksAlwaysRun = (): boolean => !inCloudflareWorkers && setImmediateNow() !== undefined
 
 /** The most batches a turn may start: bounded only where time cannot bound it. */
-const batchesPerTurn = clockStandsStillWhileCodeRuns() ? MAX_BATCHES_PER_TURN : Infinity
+const batchesPerTurn = inCloudflareWorkers ? MAX_BATCHES_PER_TURN : Infinity
 
 let batchesThisTurn = 0
 let turnStartedAt = 0
@@ -66,7 +79,7 @@ const turn = (): void => {
   batchesThisTurn = 0
   // Only where the turns' callbacks are sure to run (Node): elsewhere a
   // cancelled one would leave every queue waiting for good.
-  if (heldMs > TURN_BUDGET_MS && scheduledCallbacksAlwaysRun()) {
+  if (heldMs > TURN_BUDGET_MS && callbacksAlwaysRun()) {
     yielding = true
     macrotaskAfterTurns(Math.min(YIELD_TURNS_MAX, Math.ceil(heldMs)), endYield)
   }
@@ -109,8 +122,40 @@ export function mayStartBeforeLoopTurns(): boolean {
  * belongs to, one long batch per turn.
  */
 export function afterLoopTurns(callback: Callback): void {
-  // Elsewhere than Node, turn() may never run (see scheduledCallbacksAlwaysRun),
+  // Elsewhere than Node, turn() may never run (see callbacksAlwaysRun),
   // so a pump waits for one macrotask and nothing else.
-  if (!scheduledCallbacksAlwaysRun()) macrotask(callback)
+  if (!callbacksAlwaysRun()) macrotask(callback)
   else macrotask(() => startWhenDue(callback))
+}
+
+/**
+ * Run a callback after the event loop's current round: after the I/O that
+ * is ready now has been handled.
+ *
+ * A batch queue that dispatched on a microtask would run the first request
+ * of every I/O round alone: on a single thread a CPU-bound model run blocks,
+ * the requests that arrive meanwhile wait in the OS, and when the loop reads
+ * them each one's microtask dispatches it before the next is read. Deferring
+ * to a macrotask lets every request that arrived together join one batch.
+ *
+ * setImmediate where the runtime has it (Node: right after the poll phase),
+ * else a zero timeout (workerd, browsers). Not a MessageChannel: in workerd a
+ * channel's handler belongs to one request's I/O context, and a timer
+ * belongs to the request that set it, which is what keeps that request alive.
+ */
+export function macrotask(callback: Callback): void {
+  const setImmediate = setImmediateNow()
+  if (setImmediate) setImmediate(callback)
+  else setTimeout(callback, 0)
+}
+
+/** Run a callback after `turns` turns of Node's event loop, one setImmediate per turn. Node only (see callbacksAlwaysRun). */
+function macrotaskAfterTurns(turns: number, callback: Callback): void {
+  const setImmediate = setImmediateNow()!
+  let left = turns
+  const hop = (): void => {
+    if (--left <= 0) callback()
+    else setImmediate(hop)
+  }
+  setImmediate(hop)
 }

@@ -3,7 +3,7 @@ import { HTTPError } from '../errors.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
-import { runInContext } from './context.js'
+import { requestContext } from '../batching/context.js'
 import { withDeadline } from './deadline.js'
 import { deadlineFrom, RequestScope } from './request-scope.js'
 import { constructReplica, isDeployment, type Deployment, type ReplicaContext } from './deployment.js'
@@ -126,7 +126,7 @@ export class Replica implements ReplicaEndpoint {
       const batched = (this.#batchedFetch ??= this.#batchFetch(instance, fetch))
       return batched(request, { signal: scope.signal, context: scope })
     }
-    return runInContext(scope, () => fetch.call(instance, request))
+    return Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
   }
 
   /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */
@@ -156,7 +156,7 @@ export class Replica implements ReplicaEndpoint {
       const fn = findCallable(instance, method)
       modelId = this.#pinModel(scope)
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
-      outcome = { ok: true, value: await scope.settle(runInContext(scope, () => fn.apply(instance, args))) }
+      outcome = { ok: true, value: await scope.settle(Promise.resolve(requestContext.run(scope, () => fn.apply(instance, args)))) }
     } catch (error) {
       outcome = failure(error)
     }

@@ -1,6 +1,6 @@
 import { CancelSource, type CancelSignal } from '../batching/cancel-signal.js'
 import { cancellation, RequestTimeoutError } from '../errors.js'
-import type { RequestContext } from './context.js'
+import type { RequestContext } from '../batching/context.js'
 import type { ReplicaCall } from './endpoint.js'
 
 /** Where a scope's caller signal comes from: a signal, or a function that makes one the first time it is asked. */

@@ -1,14 +1,11 @@
 import type { CancelSignal } from '../batching/cancel-signal.js'
-import { LinkedQueue, type Linked } from '../batching/list.js'
 import { BackPressureError, cancellation } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
-class Waiter implements Linked<Waiter> {
-  prev: Waiter | undefined = undefined
-  next: Waiter | undefined = undefined
+class Waiter {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
 
   constructor(
@@ -46,7 +43,7 @@ export interface RouterEvents {
  */
 export class Router {
   private readonly inFlight: number[]
-  private readonly waiting = new LinkedQueue<Waiter>()
+  private readonly waiting: Waiter[] = []
   private active: number
   events: RouterEvents | undefined = undefined
 
@@ -74,7 +71,7 @@ export class Router {
     for (let replica = count; replica < before; replica++) {
       if (this.inFlight[replica] === 0) this.events?.drained(replica)
     }
-    while (this.waiting.count > 0) {
+    while (this.waiting.length > 0) {
       const replica = this.choose()
       if (replica < 0) break
       this.inFlight[replica]!++
@@ -86,7 +83,7 @@ export class Router {
 
   /** Requests held by replicas plus those waiting here: the load an autoscaler follows. */
   ongoing(): number {
-    let total = this.waiting.count
+    let total = this.waiting.length
     for (const n of this.inFlight) total += n
     return total
   }
@@ -97,7 +94,7 @@ export class Router {
    * has room (see chooseFor).
    */
   tryAcquire(modelId?: string): number {
-    if (this.waiting.count > 0) return -1 // keep order: earlier waiters go first
+    if (this.waiting.length > 0) return -1 // keep order: earlier waiters go first
     const replica = modelId === undefined ? this.choose() : this.chooseFor(modelId)
     if (replica >= 0) this.inFlight[replica]!++
     return replica
@@ -112,11 +109,11 @@ export class Router {
     const replica = this.tryAcquire(modelId)
     if (replica >= 0) return Promise.resolve(replica)
     const { maxQueuedRequests, name } = this.options
-    if (this.waiting.count >= maxQueuedRequests) {
+    if (this.waiting.length >= maxQueuedRequests) {
       return Promise.reject(
         new BackPressureError(
           `deployment ${name} is at capacity: every replica holds maxOngoingRequests and ` +
-            `${this.waiting.count} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
+            `${this.waiting.length} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
         ),
       )
     }
@@ -149,8 +146,9 @@ export class Router {
   }
 
   dropWaiter(waiter: Waiter, reason: Error): void {
-    if (!this.waiting.holds(waiter)) return // already served
-    this.waiting.remove(waiter)
+    const at = this.waiting.indexOf(waiter)
+    if (at < 0) return // already served
+    this.waiting.splice(at, 1)
     this.forget(waiter)
     waiter.reject(reason)
   }
@@ -161,7 +159,7 @@ export class Router {
   }
 
   get queued(): number {
-    return this.waiting.count
+    return this.waiting.length
   }
 
   private forget(waiter: Waiter): void {

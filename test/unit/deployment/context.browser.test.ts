@@ -29,6 +29,10 @@ function gatedBatch() {
 
 const x = (request: Request) => Number(new URL(request.url).searchParams.get('x'))
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
+/** Let the replica's code run until `done()`: the methods await timers of their own before their batched call. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await tick()
+}
 const get = (n: number) => new Request(`http://test.local/?x=${n}`)
 
 class CallsBeforeAwaiting {
@@ -61,14 +65,14 @@ class PassesItsSignal {
 /** Two requests: the first holds the batch slot, the second hangs up while its call waits. */
 async function hangUpWhileQueued(cls: new () => { gated: ReturnType<typeof gatedBatch> }) {
   const replica = new Replica(deployment(cls, { name: cls.name }), 0)
+  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
   const first = replica.fetch(get(1), {})
-  await tick()
+  await until(() => gated.seen.length === 1)
   const hangUp = new AbortController()
   const second = replica.fetch(get(2), { signal: hangUp.signal })
-  await tick()
+  await until(() => gated.fn.stats().queueLength === 1)
   hangUp.abort()
   await tick()
-  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
   gated.open()
   return { first: await (await first).text(), second: (await second).status, seen: gated.seen, instance: replica.instance() }
 }

@@ -37,6 +37,10 @@ function gatedBatch() {
 
 const x = (request: Request) => Number(new URL(request.url).searchParams.get('x'))
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
+/** Let the replica's code run until `done()`: the methods await timers of their own before their batched call. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await tick()
+}
 
 class CallsBeforeAwaiting {
   readonly gated = gatedBatch()
@@ -84,13 +88,13 @@ const get = (n: number) => new Request(`http://test.local/?x=${n}`)
  * the queue; then the gate opens. What each was answered, and the batch.
  */
 async function hangUpWhileQueued(replica: Replica) {
+  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
   const first = replica.fetch(get(1), {})
-  await tick()
+  await until(() => gated.seen.length === 1)
   const hangUp = new AbortController()
   const second = replica.fetch(get(2), { signal: hangUp.signal })
-  await tick()
+  await until(() => gated.contexts.length === 2)
   hangUp.abort()
-  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
   gated.open()
   return { first: await (await first).text(), second: (await second).status, gated }
 }
@@ -110,15 +114,16 @@ describe('request context in the batch queue', () => {
       const replica = new Replica(deployment(cls, { name: `${cls.name}Deadline`, requestTimeoutS: 30 }), 0)
       const client = new AbortController()
       const before = Date.now()
-      const answer = replica.fetch(get(7), { signal: client.signal, multiplexedModelId: 'model-a' })
-      await tick()
       const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
+      const answer = replica.fetch(get(7), { signal: client.signal, multiplexedModelId: 'model-a' })
+      await until(() => gated.contexts.length === 1)
       const [context] = gated.contexts
       expect(context).toMatchObject({ origin: 'http', multiplexedModelId: 'model-a' })
       // The request's signal: it aborts when the client's does (or at the deadline).
-      expect(context!.signal!.aborted).toBe(false)
+      const signal = context!.signal as AbortSignal
+      expect(signal.aborted).toBe(false)
       client.abort()
-      expect(context!.signal!.aborted).toBe(true)
+      expect(signal.aborted).toBe(true)
       gated.open()
       expect((await answer).status).toBe(499)
       expect(context!.deadline).toBeGreaterThanOrEqual(before + 30_000)
@@ -129,11 +134,11 @@ describe('request context in the batch queue', () => {
   it('a deadline that passes after the method awaited fails the queued call with 504', async () => {
     class Slow extends CallsAfterAwaiting {}
     const replica = new Replica(deployment(Slow, { name: 'SlowDeadline', requestTimeoutS: 30 }), 0)
+    const { gated } = replica.instance() as CallsAfterAwaiting
     const first = replica.fetch(get(1))
-    await tick()
+    await until(() => gated.seen.length === 1)
     const second = replica.fetch(get(2), { deadline: Date.now() + 50 })
     const status = (await second).status
-    const { gated } = replica.instance() as CallsAfterAwaiting
     expect(gated.fn.stats().queueLength).toBe(0)
     gated.open()
     expect(status).toBe(504)

@@ -9,8 +9,10 @@ import { modelCachesOf } from '../../../src/deployment/multiplexed.js'
 import { checkModelId } from '../../../src/deployment/model-id.js'
 import { Router } from '../../../src/deployment/router.js'
 import { getValidDeploymentOptions } from '../../../src/deployment/options.js'
-import { runInContext } from '../../../src/deployment/context.js'
-import { currentContext } from '../../../src/batching/context.js'
+import { currentContext, runWithContext, type RequestContext } from '../../../src/batching/context.js'
+
+/** Run `fn` as the replica runs a method: inside the request's context. */
+const runInContext = async <R>(context: RequestContext, fn: () => R): Promise<Awaited<R>> => await runWithContext(context, fn, undefined)
 import { holdThread, settleLoopTurns } from '../../support/deferred.js'
 
 /** A model that records its release, as an onnxruntime session's release() would. */
