@@ -18,29 +18,24 @@
  * whatever queue, waits for the turn. Where the clock stands still while code
  * runs (workerd advances time only on I/O), the budget never runs out, so
  * there a turn also ends after MAX_BATCHES_PER_TURN batches. Only there: on
- * Node a count would turn the loop every few cheap batches: a closed loop of
- * no-op batches of 64 ran 3 to 5% slower for those turns and the scavenges
- * V8 runs at them, one of batches of 8 about 8% slower.
+ * Node, turning the loop every few cheap batches made a queue of them
+ * measurably slower for no gain.
  *
- * Why 4 ms: a turn is not free. Returning to the loop means a syscall
- * (epoll), and on a virtual machine the code that runs after one runs slower
- * for a while, and V8 runs its scavenge task at the turn, before the young
- * generation is full. On the 2-core machine the bench runs on, a chain of
- * no-op batches ran 5 to 7.5% slower with a turn every millisecond than
- * with none, and 1 to 3% slower with one every 4 ms
- * (`bench/turn-budget.ts`); an `fstat` every millisecond with no turn at
- * all cost a closed loop about 3%. With 4 ms, a request that arrives while
- * cheap batches run is read at most 4 ms later: under a load that keeps
- * batches back to back it would wait longer for its own batch anyway.
- * (React's scheduler yields every 5 ms for the same trade.)
+ * Why 4 ms: a turn is not free (a system call, and the runtime's own
+ * housekeeping at each turn), so turning after every cheap batch slows a
+ * busy queue down; turning rarely leaves new requests unread. With 4 ms, a
+ * request that arrives while cheap batches run is read at most 4 ms later:
+ * under a load that keeps batches back to back it would wait longer for its
+ * own batch anyway. (React's scheduler yields every 5 ms for the same
+ * trade.)
  *
- * One turn is not always enough. libuv (1.46 in Node 20) accepts one new
- * connection per turn of the loop, so a server whose turns each run a 70 ms
- * model batch accepts fourteen connections a second: a burst of 64 new
- * clients waited up to two seconds to be accepted while the requests already
- * read were served in a tenth of that. After a turn whose batches held the
- * thread, the next batch therefore waits about one turn per millisecond held
- * (at most YIELD_TURNS_MAX): idle turns cost microseconds, and each accepts a
+ * One turn is not always enough. Node's event loop accepts one new
+ * connection per turn, so a server whose turns each run a 70 ms model batch
+ * accepts fourteen connections a second: a burst of 64 new clients would
+ * wait seconds to be accepted while the requests already read are served in
+ * a tenth of that. After a turn whose batches held the thread, the next
+ * batch therefore waits about one turn per millisecond held (at most
+ * YIELD_TURNS_MAX): idle turns cost microseconds, and each accepts a
  * connection and reads what arrived.
  */
 export const TURN_BUDGET_MS = 4

@@ -78,10 +78,6 @@ class Bucket<T, R> implements BatchPlace {
     for (const batch of this.batches) if ((units += batch.units) >= limit) return true
     return false
   }
-
-  remove(batch: Batch<T, R>): void {
-    this.batches.splice(this.batches.indexOf(batch), 1)
-  }
 }
 
 /**
@@ -270,7 +266,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   private unlink(bucket: Bucket<T, R>, batch: Batch<T, R>): void {
     if (!batch.waiting) return
     batch.waiting = false
-    bucket.remove(batch)
+    bucket.batches.splice(bucket.batches.indexOf(batch), 1)
     if (bucket.batches.length === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.mapKey)
   }
 

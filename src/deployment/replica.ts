@@ -102,7 +102,7 @@ export class Replica implements ReplicaEndpoint {
     let answer: FetchAnswer
     let modelId: string | undefined
     try {
-      modelId = this.#pinModel(scope)
+      if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
       const work = this.#runFetch(request, scope)
       // Without a deadline an HTTP answer waits for the method: a client that left reads nothing anyway.
       answer = answerOf(await (scope.deadline === undefined ? work : scope.settle(work)))
@@ -154,7 +154,7 @@ export class Replica implements ReplicaEndpoint {
     try {
       const instance = this.instance()
       const fn = findCallable(instance, method)
-      modelId = this.#pinModel(scope)
+      if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
       outcome = { ok: true, value: await scope.settle(Promise.resolve(requestContext.run(scope, () => fn.apply(instance, args)))) }
     } catch (error) {
@@ -173,15 +173,14 @@ export class Replica implements ReplicaEndpoint {
    * from a Durable Object's or a thread's client, a test).
    */
   #scopeOf(call: ReplicaCall, origin: 'http' | 'handle'): RequestScope {
-    const deadline = earliest(call.deadline, deadlineFrom(this.deployment.options.requestTimeoutS))
+    const own = deadlineFrom(this.deployment.options.requestTimeoutS)
+    const deadline = call.deadline === undefined || (own !== undefined && own < call.deadline) ? own : call.deadline
     if (call instanceof RequestScope && call.deadline === deadline) return call
     return new RequestScope(origin, deadline, call.multiplexedModelId, call.signal, call.idempotent)
   }
 
   /** A multiplexed instance's models: the call's is kept loaded while the call runs. Returns the id pinned. */
-  #pinModel(call: RequestScope): string | undefined {
-    const modelId = call.multiplexedModelId
-    if (modelId === undefined) return undefined
+  #pinModel(modelId: string): string | undefined {
     this.instance() // made on first use, when its multiplexed functions are found
     if (this.#models.length === 0) return undefined
     for (const cache of this.#models) cache.pin(modelId)
@@ -230,9 +229,4 @@ export class Replica implements ReplicaEndpoint {
     }
     return { deployment: this.deployment.name, replica: this.index, started: this.started, methods }
   }
-}
-
-/** The calling request's deadline (a handle call's) or this deployment's own, whichever comes first. */
-function earliest(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
 }
