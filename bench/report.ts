@@ -142,7 +142,7 @@ function requestPathTable(us: Record<string, number>): string {
     ['Hono route (routing, handler, a text Response)', us.hono!, 'the bare route'],
     ['router (take a replica, give it back)', us.router!, 'measured alone'],
     ['replica (`Replica.fetch`: the instance call, its answer made a Response (`answerOf`, `responseOf`), metrics)', us.replica!, 'measured alone'],
-    ['ingress (find the replica set, `HttpCall`)', us.deployment! - us.hono! - us.router! - us.replica!, 'no-op deployment minus the three rows above'],
+    ['ingress (find the replica set, the `RequestScope`)', us.deployment! - us.hono! - us.router! - us.replica!, 'no-op deployment minus the three rows above'],
     ['batch queue and request context (queue, disconnect signal, context, promise plumbing)', us.batchedDeployment! - us.deployment!, 'batched no-op minus no-op deployment'],
     ['of which the queue alone (one call of a no-op batched function)', us.batchQueue!, 'measured alone'],
   ]
@@ -151,6 +151,16 @@ function requestPathTable(us: Record<string, number>): string {
   lines.push(`| **no-op deployment, whole** | **${f(us.deployment, 2)}** | through \`app.fetch\` |`)
   lines.push(`| **batched no-op deployment, whole** | **${f(us.batchedDeployment, 2)}** | through \`app.fetch\` |`)
   return lines.join('\n')
+}
+
+/** How many of edgeserve's files and functions one batched request runs through (bench/request-path-count.ts). */
+function requestPathCountLine(count: { files: number; functions: number; path: Record<string, string[]> } | undefined): string {
+  if (!count) return ''
+  const files = Object.entries(count.path).map(([file, names]) => `\`${file}\` (${names.length})`)
+  return (
+    `\n\nOne batched request to a \`/adder\` route on Node, after warm-up, runs through **${count.files} of edgeserve's files and ` +
+    `${count.functions} of its functions** (V8 precise coverage with call counts, taken just before and just after it): ${files.join(', ')}.`
+  )
 }
 
 /** Server CPU per request over HTTP, from the c=64 rows: what parsing and writing HTTP add to the in-process path. */
@@ -314,7 +324,7 @@ export function renderReport(results: any, template: string): { markdown: string
         ? `\n\nEach layout's best pipeline batch size, measured again in longer windows of its own (items/s): ${bestAgain}. The best of many short, noisy rows is also the luckiest, so the first pass only picks the batch size and the layout.` +
           besideText(results.modelLimit)
         : ''),
-    REQUEST_PATH: requestPathTable(results.requestPath.microsecondsPerRequest),
+    REQUEST_PATH: requestPathTable(results.requestPath.microsecondsPerRequest) + requestPathCountLine(results.requestPathCount),
     HTTP_COST: httpCostTable(results.node),
     NODE: loadTable(results.node),
     THREADS: threadLines.join('\n'),

@@ -116,6 +116,8 @@ log('engine')
 const engine = await runJsonChild<{ workload: string; engine: string; itemsPerS: number; nsPerItem: number; vsDataLoader: number }[]>('bench/engine.ts', quick ? ['--quick'] : [])
 log('request path in process')
 const requestPath = await runJsonChild<{ microsecondsPerRequest: Record<string, number> }>('bench/request-path.ts', quick ? ['--quick'] : [])
+log('request path: files and functions')
+const requestPathCount = await runJsonChild<{ files: number; functions: number; path: Record<string, string[]> }>('bench/request-path-count.ts', [])
 
 // 2. The model's limit, and the pipeline's: one process per thread count
 log('model and pipeline limits')
@@ -324,6 +326,7 @@ const results = {
   machine: machine(),
   engine,
   requestPath,
+  requestPathCount,
   modelLimit,
   generation,
   node: nodeRows,

@@ -77,6 +77,16 @@ export class RequestCancelledError extends EdgeServeError {
   }
 }
 
+/**
+ * The error a call fails with when its signal aborts: the reason as it is
+ * when it is already one of these (a deadline that passed, a client that
+ * disconnected), else a cancellation caused by it.
+ */
+export function cancellation(reason: unknown): RequestTimeoutError | RequestCancelledError {
+  if (reason instanceof RequestTimeoutError || reason instanceof RequestCancelledError) return reason
+  return new RequestCancelledError('the request was cancelled', { cause: reason })
+}
+
 /** One item is larger than a whole batch may be (with `batchSizeFn`). */
 export class ItemTooLargeError extends EdgeServeError {
   override readonly type = 'ItemTooLargeError'

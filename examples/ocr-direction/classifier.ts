@@ -1,4 +1,4 @@
-import { HTTPError, batch, currentRequest, deployment, readBody } from 'edgeserve'
+import { HTTPError, batch, deployment, readBody } from 'edgeserve'
 import type { Model } from 'edgeserve/onnx'
 import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/ocr-direction'
@@ -75,9 +75,6 @@ export class TextDirectionClassifier {
   )
 
   async fetch(request: Request): Promise<ClsResult> {
-    // Named before the first await, the request's disconnect signal reaches the batched call below
-    // without AsyncLocalStorage, whose promise hooks would slow every promise in a Node 20 process.
-    const call = currentRequest()
     if (request.method !== 'POST') throw new HTTPError(405, 'POST a PNG or JPEG image as the request body')
     const type = request.headers.get('content-type')
     if (type !== null && !IMAGE_TYPES.test(type)) {
@@ -92,7 +89,8 @@ export class TextDirectionClassifier {
       if (error instanceof ImageDecodeError) throw new HTTPError(error.reason === 'too-large' ? 413 : 422, error.message)
       throw error
     }
-    return this.classify(line, { request: call })
+    // After the awaits above, the call still inherits the request's disconnect signal and deadline.
+    return this.classify(line)
   }
 }
 

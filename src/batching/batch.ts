@@ -1,4 +1,4 @@
-import { batchedFunction } from './batched-function.js'
+import { batchedFunction } from './run.js'
 import { asCallOptions } from './call-options.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
 import { withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
@@ -6,7 +6,8 @@ import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type 
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
 import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
 import type { BatchHandler } from './run.js'
-import { Entry, type BatchInfo } from './entry.js'
+import type { BatchInfo } from './call-batch.js'
+import { Entry } from './entry.js'
 import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
 
 // The types of what batch() returns, for modules that import them from here.

@@ -11,7 +11,7 @@ export function checkCallOptions(value: object): void {
   if (Array.isArray(value)) {
     throw new TypeError(`a batched call's options must be an object like { signal, deadline }, received ${formatReceived(value)}`)
   }
-  const { signal, deadline, context, request } = value as { signal?: unknown; deadline?: unknown; context?: unknown; request?: unknown }
+  const { signal, deadline, context } = value as { signal?: unknown; deadline?: unknown; context?: unknown }
   if (signal !== undefined && !isSignal(signal)) {
     throw new TypeError(`signal must be an AbortSignal (an AbortController's signal), received ${formatReceived(signal)}`)
   }
@@ -20,11 +20,6 @@ export function checkCallOptions(value: object): void {
   }
   if (context !== undefined && (typeof context !== 'object' || context === null || Array.isArray(context))) {
     throw new TypeError(`context must be an object of facts for batchKey, such as { origin: 'http' }, received ${formatReceived(context)}`)
-  }
-  if (request !== undefined && (typeof request !== 'object' || request === null || Array.isArray(request))) {
-    throw new TypeError(
-      `request must be what currentRequest() returned before the method's first await, received ${formatReceived(request)}`,
-    )
   }
 }
 

@@ -1,9 +1,7 @@
 /**
  * What the batch queue, the router and the replicas need of a cancellation
  * signal: whether it fired, why, and a listener for when it does. Every
- * `AbortSignal` is one. So is the Node adapter's client-disconnect signal,
- * which is smaller on purpose: Node 20 takes about 5 µs to make an
- * AbortController, more than the rest of a batched request costs.
+ * `AbortSignal` is one, and so is a `CancelSource`.
  */
 export interface CancelSignal {
   readonly aborted: boolean
@@ -25,10 +23,10 @@ type CancelListener = CancelListenerObject | (() => void)
 
 /**
  * A CancelSignal that fires when `cancel()` is called: what an
- * AbortController gives the queue and the replicas, without its cost (Node
- * 20 takes about 5 µs to make one, more than the rest of a batched request
- * costs). For a request that carries one: a client's disconnect, a thread's
- * `abort` message.
+ * AbortController gives the queue and the replicas, without the DOM event
+ * machinery around it, which a signal made for every served request (a
+ * client's disconnect, a request's deadline, a thread's `abort` message)
+ * does not need.
  */
 export class CancelSource implements CancelSignal {
   aborted = false

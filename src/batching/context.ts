@@ -1,51 +1,48 @@
+import { AsyncLocalStorage } from '#async-context'
 import type { CancelSignal } from './cancel-signal.js'
 import type { CallContext } from './options.js'
 
 /**
- * Ambient call context: what the runtime knows about the request a call is
- * made for (origin, client-disconnect signal, deadline).
+ * What the runtime knows about the request a batched call is made for: its
+ * origin, its client-disconnect signal, its deadline and multiplexed model.
  *
- * Calls like `await this.handleBatch(x)` inside a deployment's `fetch()` pass
- * no options, yet a disconnected client must still leave the queue and a
- * request timeout must still bound the wait. The deployment layer installs a
- * provider (AsyncLocalStorage where the runtime has it) and the queue reads it
- * on every call that does not say otherwise. The core itself stays free of
- * runtime imports, so it also runs in a browser.
+ * A call like `await this.handleBatch(x)` inside a deployment's `fetch()`
+ * passes no options, yet a disconnected client must still take it out of
+ * the queue. So the replica runs the user's method inside the request's
+ * context, and the queue reads it on every call that does not say
+ * otherwise.
+ *
+ * On Node and on Workers (workerd with `nodejs_compat`) the context is kept
+ * in AsyncLocalStorage: it follows the method through every `await`, into
+ * nested async functions, timers and promise callbacks.
+ *
+ * In browsers there is no AsyncLocalStorage (`async-context.browser.ts`):
+ * the context follows the method only while it runs synchronously, up to
+ * its first `await`. A batched call made there (`return
+ * this.handleBatch(parse(request))`) still inherits it; a call made after an
+ * await does not, and passes what it needs itself:
+ * `this.handleBatch(x, { signal, deadline })` (see `CallOptions`).
  */
 export interface AmbientContext extends CallContext {
   signal?: CancelSignal | undefined
-  deadline?: number
+  deadline?: number | undefined
 }
 
-/**
- * The installed provider, undefined until one is: the batch queue reads this
- * binding itself and calls it only when it is set, so a call made where no
- * runtime installed one (a plain script, the engine bench) costs one compare,
- * not two checked calls (`currentContext()` and the provider).
- */
-export let contextProvider: (() => AmbientContext | undefined) | undefined = undefined
-
-export function setContextProvider(next: () => AmbientContext | undefined): void {
-  contextProvider = next
+/** The request a replica is serving, as its batched calls and handle calls inherit it. */
+export interface RequestContext extends AmbientContext {
+  /** 'batch': the code of a batch of one multiplexed model's calls, which belongs to no single request. */
+  origin: 'http' | 'handle' | 'batch'
 }
 
-/** Runs `fn(arg)` with `context` as the ambient one, through its awaits where the runtime can. */
-export type ContextRunner = <A, R>(context: AmbientContext, fn: (arg: A) => R, arg: A) => R
+/** Where the context of the request whose code is running is kept. */
+export const requestContext = new AsyncLocalStorage<AmbientContext>()
 
-let runner: ContextRunner = (_context, fn, arg) => fn(arg)
-
-export function setContextRunner(next: ContextRunner): void {
-  runner = next
-}
-
-/**
- * Run a batch's handler with the batch's own context: a batch of one model's
- * calls runs with that model id, whichever request's code started it.
- */
-export function runWithContext<A, R>(context: AmbientContext, fn: (arg: A) => R, arg: A): R {
-  return runner(context, fn, arg)
-}
-
+/** The context of the request whose code is running, if any. */
 export function currentContext(): AmbientContext | undefined {
-  return contextProvider === undefined ? undefined : contextProvider()
+  return requestContext.getStore()
+}
+
+/** Run `fn(arg)` with `context` as the ambient one, through its awaits where the runtime can. */
+export function runWithContext<A, R>(context: AmbientContext, fn: (arg: A) => R, arg: A): R {
+  return requestContext.run(context, fn, arg)
 }

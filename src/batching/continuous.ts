@@ -1,5 +1,6 @@
 import { BatchHandlerError } from '../errors.js'
-import { failUnsettled, type BatchInfo, type Batch } from './entry.js'
+import type { Batch, BatchInfo } from './call-batch.js'
+import { failUnsettled } from './entry.js'
 import { yieldToEventLoop } from './yield.js'
 import { deliverStep, type StreamStep } from './stream.js'
 

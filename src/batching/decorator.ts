@@ -1,7 +1,7 @@
 import { BatchHandlerError } from '../errors.js'
-import { batchedFunction } from './batched-function.js'
+import { batchedFunction } from './run.js'
 import type { BatchControls } from './controls.js'
-import type { BatchInfo } from './entry.js'
+import type { BatchInfo } from './call-batch.js'
 import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 
 /**

@@ -1,5 +1,3 @@
-import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, scheduledCallbacksAlwaysRun } from './macrotask.js'
-
 /**
  * How long batches may hold the thread before the event loop must turn (read
  * its I/O, accept connections, run its timers), and how often it turns after.
@@ -20,29 +18,24 @@ import { clockStandsStillWhileCodeRuns, macrotask, macrotaskAfterTurns, schedule
  * whatever queue, waits for the turn. Where the clock stands still while code
  * runs (workerd advances time only on I/O), the budget never runs out, so
  * there a turn also ends after MAX_BATCHES_PER_TURN batches. Only there: on
- * Node a count would turn the loop every few cheap batches: a closed loop of
- * no-op batches of 64 ran 3 to 5% slower for those turns and the scavenges
- * V8 runs at them, one of batches of 8 about 8% slower.
+ * Node, turning the loop every few cheap batches made a queue of them
+ * measurably slower for no gain.
  *
- * Why 4 ms: a turn is not free. Returning to the loop means a syscall
- * (epoll), and on a virtual machine the code that runs after one runs slower
- * for a while, and V8 runs its scavenge task at the turn, before the young
- * generation is full. On the 2-core machine the bench runs on, a chain of
- * no-op batches ran 5 to 7.5% slower with a turn every millisecond than
- * with none, and 1 to 3% slower with one every 4 ms
- * (`bench/turn-budget.ts`); an `fstat` every millisecond with no turn at
- * all cost a closed loop about 3%. With 4 ms, a request that arrives while
- * cheap batches run is read at most 4 ms later: under a load that keeps
- * batches back to back it would wait longer for its own batch anyway.
- * (React's scheduler yields every 5 ms for the same trade.)
+ * Why 4 ms: a turn is not free (a system call, and the runtime's own
+ * housekeeping at each turn), so turning after every cheap batch slows a
+ * busy queue down; turning rarely leaves new requests unread. With 4 ms, a
+ * request that arrives while cheap batches run is read at most 4 ms later:
+ * under a load that keeps batches back to back it would wait longer for its
+ * own batch anyway. (React's scheduler yields every 5 ms for the same
+ * trade.)
  *
- * One turn is not always enough. libuv (1.46 in Node 20) accepts one new
- * connection per turn of the loop, so a server whose turns each run a 70 ms
- * model batch accepts fourteen connections a second: a burst of 64 new
- * clients waited up to two seconds to be accepted while the requests already
- * read were served in a tenth of that. After a turn whose batches held the
- * thread, the next batch therefore waits about one turn per millisecond held
- * (at most YIELD_TURNS_MAX): idle turns cost microseconds, and each accepts a
+ * One turn is not always enough. Node's event loop accepts one new
+ * connection per turn, so a server whose turns each run a 70 ms model batch
+ * accepts fourteen connections a second: a burst of 64 new clients would
+ * wait seconds to be accepted while the requests already read are served in
+ * a tenth of that. After a turn whose batches held the thread, the next
+ * batch therefore waits about one turn per millisecond held (at most
+ * YIELD_TURNS_MAX): idle turns cost microseconds, and each accepts a
  * connection and reads what arrived.
  */
 export const TURN_BUDGET_MS = 4
@@ -50,9 +43,24 @@ export const MAX_BATCHES_PER_TURN = 16
 export const YIELD_TURNS_MAX = 64
 
 type Callback = () => void
+type SetImmediate = (callback: Callback) => unknown
+
+// Looked up per call: test runners swap the timer functions for fakes.
+const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImmediate?: SetImmediate }).setImmediate
+
+/**
+ * In workerd (Cloudflare Workers) the clock moves only on I/O, so no stretch
+ * of code can be timed; and a timer belongs to the request whose code set
+ * it and may be cancelled with that request, so nothing may wait on one
+ * that another request set.
+ */
+const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
+
+/** Whether a callback scheduled now is sure to run: Node's setImmediate always runs. */
+const callbacksAlwaysRun = (): boolean => !inCloudflareWorkers && setImmediateNow() !== undefined
 
 /** The most batches a turn may start: bounded only where time cannot bound it. */
-const batchesPerTurn = clockStandsStillWhileCodeRuns() ? MAX_BATCHES_PER_TURN : Infinity
+const batchesPerTurn = inCloudflareWorkers ? MAX_BATCHES_PER_TURN : Infinity
 
 let batchesThisTurn = 0
 let turnStartedAt = 0
@@ -66,7 +74,7 @@ const turn = (): void => {
   batchesThisTurn = 0
   // Only where the turns' callbacks are sure to run (Node): elsewhere a
   // cancelled one would leave every queue waiting for good.
-  if (heldMs > TURN_BUDGET_MS && scheduledCallbacksAlwaysRun()) {
+  if (heldMs > TURN_BUDGET_MS && callbacksAlwaysRun()) {
     yielding = true
     macrotaskAfterTurns(Math.min(YIELD_TURNS_MAX, Math.ceil(heldMs)), endYield)
   }
@@ -109,8 +117,40 @@ export function mayStartBeforeLoopTurns(): boolean {
  * belongs to, one long batch per turn.
  */
 export function afterLoopTurns(callback: Callback): void {
-  // Elsewhere than Node, turn() may never run (see scheduledCallbacksAlwaysRun),
+  // Elsewhere than Node, turn() may never run (see callbacksAlwaysRun),
   // so a pump waits for one macrotask and nothing else.
-  if (!scheduledCallbacksAlwaysRun()) macrotask(callback)
+  if (!callbacksAlwaysRun()) macrotask(callback)
   else macrotask(() => startWhenDue(callback))
+}
+
+/**
+ * Run a callback after the event loop's current round: after the I/O that
+ * is ready now has been handled.
+ *
+ * A batch queue that dispatched on a microtask would run the first request
+ * of every I/O round alone: on a single thread a CPU-bound model run blocks,
+ * the requests that arrive meanwhile wait in the OS, and when the loop reads
+ * them each one's microtask dispatches it before the next is read. Deferring
+ * to a macrotask lets every request that arrived together join one batch.
+ *
+ * setImmediate where the runtime has it (Node: right after the poll phase),
+ * else a zero timeout (workerd, browsers). Not a MessageChannel: in workerd a
+ * channel's handler belongs to one request's I/O context, and a timer
+ * belongs to the request that set it, which is what keeps that request alive.
+ */
+export function macrotask(callback: Callback): void {
+  const setImmediate = setImmediateNow()
+  if (setImmediate) setImmediate(callback)
+  else setTimeout(callback, 0)
+}
+
+/** Run a callback after `turns` turns of Node's event loop, one setImmediate per turn. Node only (see callbacksAlwaysRun). */
+function macrotaskAfterTurns(turns: number, callback: Callback): void {
+  const setImmediate = setImmediateNow()!
+  let left = turns
+  const hop = (): void => {
+    if (--left <= 0) callback()
+    else setImmediate(hop)
+  }
+  setImmediate(hop)
 }

@@ -1,6 +1,9 @@
 import { BatchHandlerError } from '../errors.js'
-import { failUnsettled, type BatchInfo, type Entry, type Batch } from './entry.js'
-import type { OnBatchError } from './options.js'
+import type { Batch, BatchInfo } from './call-batch.js'
+import { withControls, type BatchedFunction } from './controls.js'
+import { Entry, failUnsettled } from './entry.js'
+import { BatchQueue, type CallOptions } from './queue.js'
+import type { OnBatchError, ResolvedBatchOptions } from './options.js'
 
 /** The batched method: a list in, one result (or an Error) per item out, in order. */
 export type BatchHandler<T, R> = (
@@ -66,4 +69,21 @@ async function runEntries<T, R>(
 
 function itemsOf<T, R>(entries: readonly Entry<T, R>[]): T[] {
   return entries.map((entry) => entry.item)
+}
+
+/** A function that batches its calls into calls of `handler`, with options already validated. */
+export function batchedFunction<T, R>(handler: BatchHandler<T, R>, options: ResolvedBatchOptions<T>): BatchedFunction<T, R> {
+  const queue = new BatchQueue<T, R>(options, promiseRunner(handler, options.onBatchError))
+  return withControls(callOf(queue), queue)
+}
+
+/** One call: an entry for the item, queued, and the promise of its result. */
+function callOf<T, R>(queue: BatchQueue<T, R>): (item: T, callOptions?: CallOptions) => Promise<R> {
+  return (item, callOptions) => {
+    const entry = new Entry<T, R>(item)
+    const promise = entry.promise()
+    // Only an object is options: `items.map(f)` passes each item's index there, and that is a plain call.
+    queue.enqueue(entry, typeof callOptions === 'object' && callOptions !== null ? callOptions : undefined)
+    return promise
+  }
 }

@@ -1,9 +1,13 @@
 import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import { failUnsettled, type BatchInfo, type Entry, type PartialsChannel, type Batch } from './entry.js'
+import type { Batch, BatchInfo } from './call-batch.js'
+import { failUnsettled, type Caller, type Entry } from './entry.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
 export type EndOfStream = typeof endOfStream
+
+/** How a streaming call settles when its stream ends: with no value (its channel's `resolve` takes none). */
+const STREAM_ENDED = { ok: true, value: undefined as never } as const
 
 /** One step of a streaming handler: a partial (or an Error, or `endOfStream`) per item. */
 export type StreamStep<R> = ReadonlyArray<R | Error | EndOfStream>
@@ -17,7 +21,7 @@ export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIte
  * slow reader never blocks the others in its batch. Calling `return()` (a
  * `break` out of `for await`) leaves the queue or the running batch.
  */
-export class StreamChannel<R> implements AsyncIterableIterator<R>, PartialsChannel<R> {
+export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
   private readonly buffer: R[] = []
   private done = false
   private error: { reason: unknown } | undefined
@@ -33,6 +37,11 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, PartialsChann
       this.waiting = undefined
       waiting.resolve({ value, done: false })
     } else this.buffer.push(value)
+  }
+
+  /** The call settled with success: its stream ends (a stream's end carries no value). */
+  resolve(): void {
+    this.end()
   }
 
   end(): void {
@@ -106,7 +115,7 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
         deliverStep(entries, step)
         if (batch.live === 0) return // leaving the loop closes the generator
       }
-      for (const entry of entries) entry.end()
+      for (const entry of entries) entry.settle(STREAM_ENDED)
     } catch (error) {
       failUnsettled(entries, error)
     }
@@ -118,8 +127,8 @@ export function deliverStep<T, R>(entries: readonly Entry<T, R>[], step: StreamS
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     const output = step[i]!
-    if (output === endOfStream) entry.end()
-    else if (output instanceof Error) entry.fail(output)
+    if (output === endOfStream) entry.settle(STREAM_ENDED)
+    else if (output instanceof Error) entry.settle({ ok: false, error: output })
     else entry.push(output)
   }
 }

@@ -1,4 +1,4 @@
-import { macrotask } from './macrotask.js'
+import { macrotask } from './loop-turn.js'
 
 /**
  * Let the event loop run: timers, I/O, new requests.

@@ -12,8 +12,8 @@ export interface ReplicaContext<Env = unknown> {
   env: Env
 }
 
-/** The replica being constructed, and whether its constructor made handles (see `noteHandleMade`). */
-let constructing: { context: ReplicaContext; composes: boolean } | undefined
+/** The replica being constructed. */
+let constructing: { context: ReplicaContext } | undefined
 
 /**
  * The replica being constructed: call it in the constructor or a field
@@ -28,29 +28,18 @@ export function replicaContext<Env = unknown>(): ReplicaContext<Env> {
 }
 
 /**
- * getHandle() calls this. A replica whose constructor makes handles calls
- * other deployments, so its requests' cancellation must follow it into those
- * calls (see `Replica`).
- */
-export function noteHandleMade(): void {
-  if (constructing) constructing.composes = true
-}
-
-/**
  * Construct a replica's instance with its context in reach, from `args`
  * (the deployment's bound arguments, with bound deployments already turned
- * into handles). `composes`: the constructor made handles.
+ * into handles).
  */
-export function constructReplica(deployment: Deployment, context: ReplicaContext, args: readonly unknown[]): { instance: object; composes: boolean } {
+export function constructReplica(deployment: Deployment, context: ReplicaContext, args: readonly unknown[]): object {
   // DeploymentClass is typed `abstract new` so that any class type-checks in deployment(); the
   // one place edgeserve constructs it needs it concrete.
   const Class = deployment.cls as unknown as new (...args: unknown[]) => object
   const outer = constructing
-  const current = { context, composes: false }
-  constructing = current
+  constructing = { context }
   try {
-    const instance = new Class(...args)
-    return { instance, composes: current.composes }
+    return new Class(...args)
   } finally {
     constructing = outer
   }

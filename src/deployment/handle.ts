@@ -1,11 +1,12 @@
 import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { formatReceived, getValidSeconds } from '../batching/options.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
-import { currentRequest } from './context.js'
+import { currentContext } from '../batching/context.js'
 import { checkModelId } from './model-id.js'
-import { checkDeployment, noteHandleMade, type Deployment, type InstanceOf } from './deployment.js'
+import { checkDeployment, type Deployment, type InstanceOf } from './deployment.js'
 import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
+import { RequestScope } from './request-scope.js'
 import { unwrap, type Outcome } from './outcome.js'
 
 /**
@@ -150,7 +151,7 @@ export function makeHandle<I>(invoke: Invoke, callOptions: HandleCallOptions = {
         method = {
           remote: (...args: unknown[]) => {
             // Inside a replica serving a request, the call is that request's child (see DeploymentResponse).
-            const parent = currentRequest()
+            const parent = currentContext()
             const scope: CallScope = { deadline: parent?.deadline, multiplexedModelId }
             return new DeploymentResponse((signal) => invoke(property, args, signal, scope).then(unwrap), parent?.signal)
           },
@@ -183,7 +184,6 @@ export function getHandle<D extends Deployment>(
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') {
     throw new TypeError(`getHandle()'s idempotent option must be true or false, received ${formatReceived(options.idempotent)}`)
   }
-  noteHandleMade()
   return makeHandle<InstanceOf<D>>(callThrough(() => replicaSetOf(env, deployment), options))
 }
 
@@ -202,13 +202,19 @@ export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions
   return async (method, args, signal, { deadline, multiplexedModelId }) => {
     const { router, replicas, scaling } = replicaSet()
     if (scaling.beforeRoute) await scaling.beforeRoute()
-    let replica = router.tryAcquire(multiplexedModelId)
-    if (replica < 0) replica = await router.acquire(signal, deadline, multiplexedModelId)
+    // The call's one scope, as the ingress makes one for a request: the router waits with it, the replica runs in it.
+    const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent)
     try {
-      if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-      return await replicas[replica]!.invoke(method, args, { signal, idempotent, deadline, multiplexedModelId })
+      let replica = router.tryAcquire(multiplexedModelId)
+      if (replica < 0) replica = await router.acquire(scope.signal, multiplexedModelId)
+      try {
+        if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
+        return await replicas[replica]!.invoke(method, args, scope)
+      } finally {
+        router.release(replica)
+      }
     } finally {
-      router.release(replica)
+      scope.close()
     }
   }
 }

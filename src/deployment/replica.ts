@@ -3,8 +3,9 @@ import { HTTPError } from '../errors.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
-import { runInContext, trackAcrossAwaits, type RequestContext } from './context.js'
-import { deadlineFrom, withDeadline } from './deadline.js'
+import { requestContext } from '../batching/context.js'
+import { withDeadline } from './deadline.js'
+import { deadlineFrom, RequestScope } from './request-scope.js'
 import { constructReplica, isDeployment, type Deployment, type ReplicaContext } from './deployment.js'
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
@@ -29,12 +30,6 @@ const HEALTH_TIMEOUT_MS = 30_000
  */
 export class Replica implements ReplicaEndpoint {
   #instance: object | undefined
-  /**
-   * True when the instance has batched methods or calls other deployments
-   * through handles: only then must a request's context (its signal and
-   * deadline) follow its awaits.
-   */
-  #ambient = false
   #batchedFetch: BatchedFunction<Request, unknown> | undefined
   /** The instance's multiplexed functions: a request for a model keeps that model from eviction while it runs. */
   #models: ModelCache<unknown>[] = []
@@ -62,17 +57,10 @@ export class Replica implements ReplicaEndpoint {
       // Ray's model composition: a deployment bound as an argument arrives as a handle to it.
       const bound = this.deployment.args.some(isDeployment)
       const args = bound ? this.deployment.args.map((arg) => (isDeployment(arg) ? getHandle(arg, this.env) : arg)) : this.deployment.args
-      const made = constructReplica(this.deployment, context, args)
-      const { instance } = made
-      const composes = bound || made.composes
+      const instance = constructReplica(this.deployment, context, args)
       this.#models = modelCachesOf(instance)
       this.#metrics.watchModels(this.#models)
-      // A composing deployment calls its handles after awaits (the body, the previous stage), and a
-      // multiplexed one asks multiplexedModelId() after them, where only AsyncLocalStorage still knows
-      // the request; switch it on before the first request runs.
-      const multiplexes = this.#models.length > 0
-      if (composes || multiplexes) trackAcrossAwaits()
-      this.#ambient = this.#metrics.attach(instance) > 0 || composes || multiplexes
+      this.#metrics.attach(instance)
       this.#instance = instance
     }
     return this.#instance
@@ -94,7 +82,6 @@ export class Replica implements ReplicaEndpoint {
     this.#instance = undefined
     this.#batchedFetch = undefined
     this.#models = []
-    this.#ambient = false
     this.#metrics.detach()
     await Promise.all(models.map((cache) => cache.clear()))
     if (instance) await disposeInstance(instance, this.deployment.name, this.index)
@@ -111,40 +98,35 @@ export class Replica implements ReplicaEndpoint {
    */
   async answer(request: Request, call: ReplicaCall = {}): Promise<FetchAnswer> {
     const started = performance.now()
+    const scope = this.#scopeOf(call, 'http')
     let answer: FetchAnswer
     let modelId: string | undefined
     try {
-      const deadline = call.deadline ?? deadlineFrom(this.deployment.options.requestTimeoutS)
-      modelId = this.#pinModel(call)
-      const work = this.#runFetch(request, call, deadline)
-      // A batched fetch's queue watches the deadline itself, waiting or running, on one timer for
-      // all its calls: a second, per-request timer here would cost more than the queue's whole call.
-      const ownTimer = deadline !== undefined && this.deployment.options.batching === undefined
-      answer = answerOf(await (ownTimer ? withDeadline(work, deadline) : work))
+      if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
+      const work = this.#runFetch(request, scope)
+      // Without a deadline an HTTP answer waits for the method: a client that left reads nothing anyway.
+      answer = answerOf(await (scope.deadline === undefined ? work : scope.settle(work)))
     } catch (error) {
       answer = { response: errorResponse(error) }
     }
+    if (scope !== call) scope.close()
     if (modelId !== undefined) this.#unpinModel(modelId)
     this.#http.record('response' in answer ? answer.response.status : answer.plain.status, (performance.now() - started) / 1000)
     return answer
   }
 
-  #runFetch(request: Request, call: ReplicaCall, deadline: number | undefined): Promise<unknown> {
+  #runFetch(request: Request, scope: RequestScope): Promise<unknown> {
     const instance = this.instance()
     const fetch = (instance as { fetch?: FetchMethod }).fetch
     if (typeof fetch !== 'function') {
       throw new HTTPError(501, `deployment ${this.deployment.name} has no fetch() method to answer HTTP requests`)
     }
     if (this.deployment.options.batching) {
-      // Whole requests are the batch items: the queue gets the call's signal
-      // and deadline directly, no ambient context needed.
+      // Whole requests are the batch items: the queue gets the request's scope as the call's own.
       const batched = (this.#batchedFetch ??= this.#batchFetch(instance, fetch))
-      const { multiplexedModelId } = call
-      const context = multiplexedModelId === undefined ? HTTP_ORIGIN : { origin: 'http', multiplexedModelId }
-      return batched(request, { signal: call.signal, deadline, context })
+      return batched(request, { signal: scope.signal, context: scope })
     }
-    if (!this.#ambient) return Promise.resolve(fetch.call(instance, request))
-    return runInContext(new ReplicaCallContext('http', call, deadline), () => fetch.call(instance, request))
+    return Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
   }
 
   /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */
@@ -163,33 +145,42 @@ export class Replica implements ReplicaEndpoint {
     return batched
   }
 
-  /** A handle call of `method`: a batched method gets the call's signal and deadline directly. */
+  /** A handle call of `method`, run in the call's scope: its batched calls inherit the call's signal and deadline. */
   async invoke(method: string, args: unknown[], call: ReplicaCall = {}): Promise<Outcome> {
     const started = performance.now()
+    const scope = this.#scopeOf(call, 'handle')
     let outcome: Outcome
     let modelId: string | undefined
     try {
       const instance = this.instance()
       const fn = findCallable(instance, method)
-      modelId = this.#pinModel(call)
+      if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
-      const deadline = earliest(call.deadline, deadlineFrom(this.deployment.options.requestTimeoutS))
-      const work = this.#ambient
-        ? runInContext(new ReplicaCallContext('handle', call, deadline), () => fn.apply(instance, args))
-        : Promise.resolve(fn.apply(instance, args))
-      outcome = { ok: true, value: await withDeadline(work, deadline, call.signal) }
+      outcome = { ok: true, value: await scope.settle(Promise.resolve(requestContext.run(scope, () => fn.apply(instance, args)))) }
     } catch (error) {
       outcome = failure(error)
     }
+    if (scope !== call) scope.close()
     if (modelId !== undefined) this.#unpinModel(modelId)
     this.#handle.record(outcome.ok ? 200 : outcome.error.status, (performance.now() - started) / 1000)
     return outcome
   }
 
+  /**
+   * The scope the call runs in: the caller's own when it made one (the
+   * ingress, a handle) and this deployment's `requestTimeoutS` allows no
+   * less; else one made here, with the earlier of the two deadlines (a call
+   * from a Durable Object's or a thread's client, a test).
+   */
+  #scopeOf(call: ReplicaCall, origin: 'http' | 'handle'): RequestScope {
+    const own = deadlineFrom(this.deployment.options.requestTimeoutS)
+    const deadline = call.deadline === undefined || (own !== undefined && own < call.deadline) ? own : call.deadline
+    if (call instanceof RequestScope && call.deadline === deadline) return call
+    return new RequestScope(origin, deadline, call.multiplexedModelId, call.signal, call.idempotent)
+  }
+
   /** A multiplexed instance's models: the call's is kept loaded while the call runs. Returns the id pinned. */
-  #pinModel(call: ReplicaCall): string | undefined {
-    const modelId = call.multiplexedModelId
-    if (modelId === undefined) return undefined
+  #pinModel(modelId: string): string | undefined {
     this.instance() // made on first use, when its multiplexed functions are found
     if (this.#models.length === 0) return undefined
     for (const cache of this.#models) cache.pin(modelId)
@@ -237,41 +228,5 @@ export class Replica implements ReplicaEndpoint {
       }
     }
     return { deployment: this.deployment.name, replica: this.index, started: this.started, methods }
-  }
-}
-
-const HTTP_ORIGIN = { origin: 'http' } as const
-
-/** The calling request's deadline (a handle call's) or this deployment's own, whichever comes first. */
-function earliest(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
-}
-
-/**
- * The ambient context of one request or call inside the replica. The signal
- * is read through the call only when the batch queue asks for it, so a
- * request that never waits in a queue never makes one.
- *
- * A class with the getter on its prototype, not an object literal with a
- * `get signal()`: V8 gives each such literal a hidden class of its own, made
- * in the old generation and holding the getter's closure, and through it the
- * whole request, alive through every minor GC until the next full one. That
- * alone cost a no-op batched route a third of its throughput.
- */
-class ReplicaCallContext implements RequestContext {
-  [key: string]: unknown
-
-  constructor(
-    readonly origin: 'http' | 'handle',
-    private readonly call: ReplicaCall,
-    readonly deadline: number | undefined,
-  ) {}
-
-  get signal(): ReplicaCall['signal'] {
-    return this.call.signal
-  }
-
-  get multiplexedModelId(): string | undefined {
-    return this.call.multiplexedModelId
   }
 }

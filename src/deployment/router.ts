@@ -1,14 +1,11 @@
 import type { CancelSignal } from '../batching/cancel-signal.js'
-import { LinkedQueue, type Linked } from '../batching/list.js'
-import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import { BackPressureError, cancellation } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
-class Waiter implements Linked<Waiter> {
-  prev: Waiter | undefined = undefined
-  next: Waiter | undefined = undefined
+class Waiter {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
 
   constructor(
@@ -19,7 +16,7 @@ class Waiter implements Linked<Waiter> {
   ) {}
 
   handleEvent(): void {
-    this.router.dropWaiter(this, new RequestCancelledError('the request was cancelled while waiting for a replica'))
+    this.router.dropWaiter(this, cancellation(this.signal?.reason))
   }
 }
 
@@ -46,7 +43,7 @@ export interface RouterEvents {
  */
 export class Router {
   private readonly inFlight: number[]
-  private readonly waiting = new LinkedQueue<Waiter>()
+  private readonly waiting: Waiter[] = []
   private active: number
   events: RouterEvents | undefined = undefined
 
@@ -74,7 +71,7 @@ export class Router {
     for (let replica = count; replica < before; replica++) {
       if (this.inFlight[replica] === 0) this.events?.drained(replica)
     }
-    while (this.waiting.count > 0) {
+    while (this.waiting.length > 0) {
       const replica = this.choose()
       if (replica < 0) break
       this.inFlight[replica]!++
@@ -86,7 +83,7 @@ export class Router {
 
   /** Requests held by replicas plus those waiting here: the load an autoscaler follows. */
   ongoing(): number {
-    let total = this.waiting.count
+    let total = this.waiting.length
     for (const n of this.inFlight) total += n
     return total
   }
@@ -97,41 +94,39 @@ export class Router {
    * has room (see chooseFor).
    */
   tryAcquire(modelId?: string): number {
-    if (this.waiting.count > 0) return -1 // keep order: earlier waiters go first
+    if (this.waiting.length > 0) return -1 // keep order: earlier waiters go first
     const replica = modelId === undefined ? this.choose() : this.chooseFor(modelId)
     if (replica >= 0) this.inFlight[replica]!++
     return replica
   }
 
-  /** Wait for a replica (when `tryAcquire()` found none). */
-  acquire(signal?: CancelSignal, deadline?: number, modelId?: string): Promise<number> {
+  /**
+   * Wait for a replica (when `tryAcquire()` found none), until one frees or
+   * `signal` aborts: the request's scope's signal, which also aborts at its
+   * deadline (see RequestScope).
+   */
+  acquire(signal?: CancelSignal, modelId?: string): Promise<number> {
     const replica = this.tryAcquire(modelId)
     if (replica >= 0) return Promise.resolve(replica)
     const { maxQueuedRequests, name } = this.options
-    if (this.waiting.count >= maxQueuedRequests) {
+    if (this.waiting.length >= maxQueuedRequests) {
       return Promise.reject(
         new BackPressureError(
           `deployment ${name} is at capacity: every replica holds maxOngoingRequests and ` +
-            `${this.waiting.count} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
+            `${this.waiting.length} requests are waiting (maxQueuedRequests: ${maxQueuedRequests}); retry later`,
         ),
       )
     }
-    if (signal?.aborted) return Promise.reject(new RequestCancelledError())
+    if (signal?.aborted) return Promise.reject(cancellation(signal.reason))
     return new Promise<number>((resolve, reject) => {
       const waiter = new Waiter(this, resolve, reject, signal)
       this.waiting.push(waiter)
       signal?.addEventListener('abort', waiter, { once: true })
-      // Always a timer, even without a deadline: on Workers each request has
-      // its own I/O context, and workerd cancels as hung (a 500) a request
-      // that waits only on a promise another request will resolve. A pending
-      // timer of the waiting request is what keeps it alive meanwhile.
-      waiter.timer =
-        deadline === undefined
-          ? setTimeout(() => undefined, MAX_TIMER_MS)
-          : setTimeout(
-              () => this.dropWaiter(waiter, new RequestTimeoutError('the request timed out waiting for a free replica')),
-              Math.max(0, deadline - Date.now()),
-            )
+      // A timer that does nothing: on Workers each request has its own I/O
+      // context, and workerd cancels as hung (a 500) a request that waits
+      // only on a promise another request will resolve. A pending timer of
+      // the waiting request is what keeps it alive meanwhile.
+      waiter.timer = setTimeout(() => undefined, MAX_TIMER_MS)
       // Last: an autoscaler may start a replica and hand it to this waiter at once, clearing its timer.
       if (this.active === 0) this.events?.demand()
     })
@@ -151,8 +146,9 @@ export class Router {
   }
 
   dropWaiter(waiter: Waiter, reason: Error): void {
-    if (!this.waiting.holds(waiter)) return // already served
-    this.waiting.remove(waiter)
+    const at = this.waiting.indexOf(waiter)
+    if (at < 0) return // already served
+    this.waiting.splice(at, 1)
     this.forget(waiter)
     waiter.reject(reason)
   }
@@ -163,7 +159,7 @@ export class Router {
   }
 
   get queued(): number {
-    return this.waiting.count
+    return this.waiting.length
   }
 
   private forget(waiter: Waiter): void {

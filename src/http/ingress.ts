@@ -1,10 +1,11 @@
 import type { Context } from 'hono'
-import { deadlineFrom } from '../deployment/deadline.js'
+import type { CancelSignal } from '../batching/cancel-signal.js'
 import { boundDeployments, checkDeployment, type Deployment } from '../deployment/deployment.js'
 import { replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
-import { HttpCall, requestHeader } from './http-call.js'
+import { deadlineFrom, RequestScope } from '../deployment/request-scope.js'
+import { disconnectSignal, headerSource, type RuntimeEnv } from './runtime-env.js'
 
 /** Marks ingress handlers, so a runtime can find the deployments an app routes to. */
 export const ingressDeployment: unique symbol = Symbol('edgeserve.ingress')
@@ -22,26 +23,32 @@ export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [i
  * Objects on Workers, in-process or thread replicas under `serve()` on Node.
  * Every failure becomes a JSON error with the right status (503 with
  * Retry-After when the deployment is at capacity, 504 past `requestTimeoutS`).
+ *
+ * The ingress makes the request's one `RequestScope` (its disconnect signal,
+ * deadline, model id and origin) and passes it down: the router waits with
+ * it, the replica runs the user's method in it.
  */
 export function ingress(deployment: Deployment): IngressHandler {
   checkDeployment(deployment, 'ingress')
   const { requestTimeoutS } = deployment.options
   const handler = async (c: Context): Promise<Response> => {
+    let scope: RequestScope | undefined
     try {
       const { router, replicas, scaling } = replicaSetOf(c.env, deployment)
       // Workers, autoscaled: bring this isolate's replica count up to date first.
       if (scaling.beforeRoute) await scaling.beforeRoute()
-      const call = new HttpCall(c.req.raw, c.env, deadlineFrom(requestTimeoutS), modelIdOf(c))
-      let replica = router.tryAcquire(call.multiplexedModelId)
-      if (replica < 0) replica = await router.acquire(call.signal, call.deadline, call.multiplexedModelId)
+      scope = new RequestScope('http', deadlineFrom(requestTimeoutS), modelIdOf(c), () => disconnectOf(c))
+      let replica = router.tryAcquire(scope.multiplexedModelId)
+      if (replica < 0) replica = await router.acquire(scope.signal, scope.multiplexedModelId)
       try {
-        // The replica enforces the deadline where the work runs: one timer, not one per layer.
-        return await replicas[replica]!.fetch(c.req.raw, call)
+        return await replicas[replica]!.fetch(c.req.raw, scope)
       } finally {
         router.release(replica)
       }
     } catch (error) {
       return errorResponse(error)
+    } finally {
+      scope?.close()
     }
   }
   return Object.assign(handler, { [ingressDeployment]: deployment })
@@ -49,8 +56,17 @@ export function ingress(deployment: Deployment): IngressHandler {
 
 /** The model the request names for a multiplexed deployment, checked (a bad one is a 400); undefined without the header. */
 function modelIdOf(c: Context): string | undefined {
-  const value = requestHeader(c.req.raw, c.env, MODEL_ID_HEADER)
+  const env = c.env as RuntimeEnv
+  const offer = env[headerSource]
+  const value = offer !== undefined ? offer.call(env, MODEL_ID_HEADER) : c.req.raw.headers.get(MODEL_ID_HEADER)
   return value === null ? undefined : checkModelId(value, `the ${MODEL_ID_HEADER} header`)
+}
+
+/** The client's disconnect signal: the runtime's own where it offers one (see runtime-env.ts), else the request's. */
+function disconnectOf(c: Context): CancelSignal {
+  const env = c.env as RuntimeEnv
+  const offer = env[disconnectSignal]
+  return offer !== undefined ? offer.call(env) : c.req.raw.signal
 }
 
 /**

@@ -15,11 +15,15 @@ function initialLevel(): LogLevel {
 
 let threshold = ORDER[initialLevel()]
 
+/** Whether debug lines are written: a caller that would build a line per batch checks this first. */
+export let debugLogged = threshold <= ORDER.debug
+
 export function setLogLevel(level: LogLevel): void {
   if (!(level in ORDER)) {
     throw new TypeError(`log level must be one of ${Object.keys(ORDER).join(', ')}, received ${JSON.stringify(level)}`)
   }
   threshold = ORDER[level]
+  debugLogged = threshold <= ORDER.debug
 }
 
 function write(level: LogLevel, event: string, fields: Record<string, unknown>): void {

@@ -2,7 +2,7 @@ import { batchedMethodsOf } from '../batching/decorator.js'
 import { isBatched, type BatchControls } from '../batching/batch.js'
 import type { QueueObserver } from '../batching/queue.js'
 import type { ModelCache } from '../deployment/multiplexed.js'
-import { log } from './log.js'
+import { debugLogged, log } from './log.js'
 import {
   MetricsRegistry,
   RATIO_BUCKETS,
@@ -154,6 +154,7 @@ export class ReplicaMetrics {
       batchFinished: (size, waitMs, executionMs) => {
         batches.value++
         batchExecution.observe(executionMs / 1000)
+        if (!debugLogged) return
         log.debug('batch', {
           deployment: labels.deployment,
           replica: Number(labels.replica),

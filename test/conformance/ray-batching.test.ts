@@ -94,7 +94,7 @@ import {
   batch,
   batchedMethodsOf,
   endOfStream,
-  setContextProvider,
+  runWithContext,
   type AmbientContext,
   type BatchControls,
   type BatchInfo,
@@ -173,12 +173,7 @@ async function elapse(ms: number): Promise<void> {
 
 /** Make a call inside a request context, as a deployment does for `await this.method(...)`. */
 function inRequest<R>(context: AmbientContext, call: () => R): R {
-  setContextProvider(() => context)
-  try {
-    return call()
-  } finally {
-    setContextProvider(() => undefined)
-  }
+  return runWithContext(context, call, undefined)
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

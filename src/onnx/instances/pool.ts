@@ -8,8 +8,8 @@
  *
  * Why not ORT's own threads: they wait for each other at every step of the
  * model, so one of them losing its core for a moment holds the other up,
- * and on a server the cores are shared with HTTP, the collector and the
- * rest. Instances meet once a run, not once a step. And
+ * and on a server the cores are shared with HTTP, the garbage collector and
+ * the rest. Instances meet once a run, not once a step. And
  * the run leaves the caller's thread free: served in process, the server
  * reads HTTP and prepares the next batch while the model runs.
  */

@@ -1,7 +1,7 @@
 import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import { CancelSource, type CancelSignal } from '../../batching/cancel-signal.js'
 import { RequestCancelledError } from '../../errors.js'
-import { disconnectSignal, headerSource } from '../../http/http-call.js'
+import { disconnectSignal, headerSource } from '../../http/runtime-env.js'
 import { incomingHeader } from './incoming-header.js'
 
 type NodeBindings = HttpBindings | Http2Bindings
@@ -45,17 +45,13 @@ interface Outgoing {
 
 /** Fires when the client goes away before the response was sent. */
 class ClientDisconnect extends CancelSource {
-  constructor(private readonly outgoing: Outgoing) {
+  constructor(readonly outgoing: Outgoing) {
     super()
   }
 
   /** The connection closed: a client that had not had its answer went away. */
   connectionClosed(): void {
     if (!this.outgoing.writableFinished) this.cancel(new RequestCancelledError('the client disconnected'))
-  }
-
-  get answered(): boolean {
-    return this.outgoing.writableFinished
   }
 }
 
@@ -90,7 +86,7 @@ function watchDisconnect(socket: ConnectionSocket, outgoing: Outgoing): CancelSi
       list.length = 0
     })
   } else {
-    for (let i = requests.length - 1; i >= 0; i--) if (requests[i]!.answered) requests.splice(i, 1)
+    for (let i = requests.length - 1; i >= 0; i--) if (requests[i]!.outgoing.writableFinished) requests.splice(i, 1)
   }
   requests.push(signal)
   return signal

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { getEventListeners } from 'node:events'
-import { ItemTooLargeError, RequestTimeoutError, batch, setContextProvider, type BatchOptions } from '../../../src/index.js'
+import { ItemTooLargeError, RequestTimeoutError, batch, runWithContext, type BatchOptions } from '../../../src/index.js'
 import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
 // No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
@@ -381,8 +381,7 @@ describe('allowSmallBatch: false', () => {
 describe('ambient request context', () => {
   it("a call without options uses the ambient request's signal", async () => {
     const controller = new AbortController()
-    setContextProvider(() => ({ signal: controller.signal, origin: 'http' }))
-    try {
+    await runWithContext({ signal: controller.signal, origin: 'http' }, async () => {
       const gate = deferred()
       const seen: number[] = []
       const f = batch(async (xs: number[]) => {
@@ -398,9 +397,7 @@ describe('ambient request context', () => {
       gate.resolve()
       await expect(running).resolves.toBe(1)
       expect(seen).toEqual([1])
-    } finally {
-      setContextProvider(() => undefined)
-    }
+    }, undefined)
   })
 })
 

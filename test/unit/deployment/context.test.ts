@@ -1,69 +1,86 @@
 /**
- * How a request's context (signal, deadline, origin) follows user code into
- * the batch queue: a plain variable while the user's method runs
- * synchronously, the request a call names with `{ request }`, and
- * AsyncLocalStorage from the first batched call seen after an await without
- * it. The mode is process-wide, and vitest gives this file a fresh module
- * graph, so the tests run in order: synchronous first, then the switch.
+ * How a request's context (signal, deadline, model id, origin) follows a
+ * replica method's code into the batch queue: through AsyncLocalStorage, so
+ * a batched call inherits it wherever in the method it is made, after any
+ * number of awaits and inside nested async functions.
  */
 import { describe, expect, it } from 'vitest'
-import { batch, currentRequest, deployment } from '../../../src/index.js'
-import { contextTracking } from '../../../src/deployment/context.js'
+import { batch, deployment, type CallContext } from '../../../src/index.js'
 import { Replica } from '../../../src/deployment/replica.js'
 import { logged } from '../../support/logged.js'
 
 /**
  * A batched method whose first batch waits for open(): calls behind it stay
- * queued. Its batch key is the call's origin, as the ambient context tells
- * it ('none' without one), and `keys` records the key of every batch.
+ * queued. Its batch key is the call's origin, and `contexts` records the
+ * context the queue saw for every call (what batchKey is given).
  */
 function gatedBatch() {
   const seen: number[] = []
-  const keys: (string | undefined)[] = []
+  const contexts: CallContext[] = []
   let open = () => {}
   const gate = new Promise<void>((resolve) => (open = resolve))
   const fn = batch(
-    async (xs: number[], info) => {
+    async (xs: number[]) => {
       seen.push(...xs)
-      keys.push(info.key)
       await gate
       return xs
     },
-    { batchKey: (_x, context) => context.origin ?? 'none' },
+    {
+      batchKey: (_x, context) => {
+        contexts.push(context)
+        return String(context.origin)
+      },
+    },
   )
-  return { fn, seen, keys, open: () => open() }
+  return { fn, seen, contexts, open: () => open() }
+}
+
+const x = (request: Request) => Number(new URL(request.url).searchParams.get('x'))
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
+/** Let the replica's code run until `done()`: the methods await timers of their own before their batched call. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await tick()
 }
 
 class CallsBeforeAwaiting {
   readonly gated = gatedBatch()
   handle = this.gated.fn
   async fetch(request: Request) {
-    return String(await this.handle(Number(new URL(request.url).searchParams.get('x'))))
+    return String(await this.handle(x(request)))
   }
 }
 
+/** The batched call comes after several awaits of different kinds: a promise, a timer, a microtask chain. */
 class CallsAfterAwaiting {
   readonly gated = gatedBatch()
   handle = this.gated.fn
   async fetch(request: Request) {
-    const x = Number(await Promise.resolve(new URL(request.url).searchParams.get('x')))
-    return String(await this.handle(x))
+    const value = await Promise.resolve(x(request))
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    await Promise.resolve().then(() => undefined)
+    return String(await this.handle(value))
   }
 }
 
-/** As CallsAfterAwaiting, naming its request before the await. */
-class NamesItsRequest {
+/** The batched call is made by a nested async function, itself after an await. */
+class CallsInNestedFunction {
   readonly gated = gatedBatch()
   handle = this.gated.fn
   async fetch(request: Request) {
-    const call = currentRequest()
-    const x = Number(await Promise.resolve(new URL(request.url).searchParams.get('x')))
-    return String(await this.handle(x, { request: call }))
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    return String(await this.#viaHelper(x(request)))
+  }
+  async #viaHelper(value: number) {
+    await Promise.resolve()
+    const inner = async () => {
+      await new Promise((resolve) => setImmediate(resolve))
+      return this.handle(value)
+    }
+    return inner()
   }
 }
 
-const get = (x: number) => new Request(`http://test.local/?x=${x}`)
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
+const get = (n: number) => new Request(`http://test.local/?x=${n}`)
 
 /**
  * Two requests to `replica`, whose class holds a gatedBatch() as `gated`:
@@ -71,58 +88,61 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 5))
  * the queue; then the gate opens. What each was answered, and the batch.
  */
 async function hangUpWhileQueued(replica: Replica) {
+  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
   const first = replica.fetch(get(1), {})
-  await tick()
+  await until(() => gated.seen.length === 1)
   const hangUp = new AbortController()
   const second = replica.fetch(get(2), { signal: hangUp.signal })
-  await tick()
+  await until(() => gated.contexts.length === 2)
   hangUp.abort()
-  const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
   gated.open()
   return { first: await (await first).text(), second: (await second).status, gated }
 }
 
 describe('request context in the batch queue', () => {
-  it('a batched call made before the first await gets the request signal without AsyncLocalStorage', async () => {
-    const { first, second, gated } = await hangUpWhileQueued(new Replica(deployment(CallsBeforeAwaiting, { name: 'Before' }), 0))
-    expect([first, second]).toEqual(['1', 499])
-    expect(gated.seen).toEqual([1]) // the hung-up call left the queue unseen
-    expect(gated.keys).toEqual(['http'])
-    expect(contextTracking()).toBe('synchronous')
-  })
-
-  it('a batched call after an await that names its request gets its signal and origin without AsyncLocalStorage', async () => {
-    const { first, second, gated } = await hangUpWhileQueued(new Replica(deployment(NamesItsRequest, { name: 'Named' }), 0))
-    expect([first, second]).toEqual(['1', 499])
-    expect(gated.seen).toEqual([1])
-    expect(gated.keys).toEqual(['http'])
-    expect(contextTracking()).toBe('synchronous')
-  })
-
-  it('a batched call after an await switches tracking to AsyncLocalStorage, says where, and later hang-ups still leave the queue', async () => {
-    const replica = new Replica(deployment(CallsAfterAwaiting, { name: 'After' }), 0)
-    // The only request in flight: it reveals the need, and still gets its own context.
-    const lone = new AbortController()
-    const { result, lines } = await logged(async () => {
-      // Wrapped: an async function returning the pending answer would wait for it.
-      const pending = { first: replica.fetch(get(1), { signal: lone.signal }) }
-      await tick()
-      return pending
+  for (const cls of [CallsBeforeAwaiting, CallsAfterAwaiting, CallsInNestedFunction]) {
+    it(`${cls.name}: a client that hangs up while its call is queued takes the call out of the queue`, async () => {
+      const { result, lines } = await logged(() => hangUpWhileQueued(new Replica(deployment(cls, { name: cls.name }), 0)))
+      const { first, second, gated } = result
+      expect([first, second]).toEqual(['1', 499])
+      expect(gated.seen).toEqual([1]) // the hung-up call left the queue unseen
+      expect(gated.contexts.map((context) => context.origin)).toEqual(['http', 'http'])
+      expect(lines).toEqual([]) // nothing to say: the context follows without a switch or a log line
     })
-    const { first } = result
-    expect(contextTracking()).toBe('async-local-storage')
-    expect(lines).toEqual([expect.objectContaining({ level: 'info', event: 'request context follows awaits', fix: expect.stringMatching(/\{ request: call \}/) })])
-    expect(lines[0]!.at).toMatch(/CallsAfterAwaiting\.fetch .*context\.test\.ts/)
-    const hangUp = new AbortController()
-    const second = replica.fetch(get(2), { signal: hangUp.signal })
-    await tick()
-    hangUp.abort()
+
+    it(`${cls.name}: the batched call sees the request's signal, deadline and model id`, async () => {
+      const replica = new Replica(deployment(cls, { name: `${cls.name}Deadline`, requestTimeoutS: 30 }), 0)
+      const client = new AbortController()
+      const before = Date.now()
+      const { gated } = replica.instance() as { gated: ReturnType<typeof gatedBatch> }
+      const answer = replica.fetch(get(7), { signal: client.signal, multiplexedModelId: 'model-a' })
+      await until(() => gated.contexts.length === 1)
+      const [context] = gated.contexts
+      expect(context).toMatchObject({ origin: 'http', multiplexedModelId: 'model-a' })
+      // The request's signal: it aborts when the client's does (or at the deadline).
+      const signal = context!.signal as AbortSignal
+      expect(signal.aborted).toBe(false)
+      client.abort()
+      expect(signal.aborted).toBe(true)
+      gated.open()
+      expect((await answer).status).toBe(499)
+      expect(context!.deadline).toBeGreaterThanOrEqual(before + 30_000)
+      expect(context!.deadline).toBeLessThanOrEqual(Date.now() + 30_000)
+    })
+  }
+
+  it('a deadline that passes after the method awaited fails the queued call with 504', async () => {
+    class Slow extends CallsAfterAwaiting {}
+    const replica = new Replica(deployment(Slow, { name: 'SlowDeadline', requestTimeoutS: 30 }), 0)
     const { gated } = replica.instance() as CallsAfterAwaiting
+    const first = replica.fetch(get(1))
+    await until(() => gated.seen.length === 1)
+    const second = replica.fetch(get(2), { deadline: Date.now() + 50 })
+    const status = (await second).status
+    expect(gated.fn.stats().queueLength).toBe(0)
     gated.open()
+    expect(status).toBe(504)
     expect(await (await first).text()).toBe('1')
-    expect((await second).status).toBe(499)
     expect(gated.seen).toEqual([1])
-    // The first call found its context although it came after an await and before the switch.
-    expect(gated.keys).toEqual(['http'])
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { deployment, getHandle, ingress, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
+import { RequestScope } from '../../../src/deployment/request-scope.js'
 import { replicaSetOf } from '../../../src/deployment/replica-set.js'
 import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../../../src/index.js'
 
@@ -186,13 +187,14 @@ describe('Router', () => {
     expect(router.load()).toEqual([0])
   })
 
-  it('a waiter whose deadline passes leaves the line with RequestTimeoutError', async () => {
+  it("a waiter whose request's deadline passes leaves the line with RequestTimeoutError", async () => {
     vi.useFakeTimers()
     try {
       const router = new Router(options(1, 1))
       router.tryAcquire()
       let outcome: unknown
-      void router.acquire(undefined, Date.now() + 100).then((r) => (outcome = r), (e: unknown) => (outcome = e))
+      const scope = new RequestScope('http', Date.now() + 100, undefined, undefined)
+      void router.acquire(scope.signal).then((r) => (outcome = r), (e: unknown) => (outcome = e))
       await vi.advanceTimersByTimeAsync(99)
       expect(outcome).toBeUndefined()
       await vi.advanceTimersByTimeAsync(1)

@@ -9,7 +9,10 @@ import { modelCachesOf } from '../../../src/deployment/multiplexed.js'
 import { checkModelId } from '../../../src/deployment/model-id.js'
 import { Router } from '../../../src/deployment/router.js'
 import { getValidDeploymentOptions } from '../../../src/deployment/options.js'
-import { currentRequest, runInContext, trackAcrossAwaits } from '../../../src/deployment/context.js'
+import { currentContext, runWithContext, type RequestContext } from '../../../src/batching/context.js'
+
+/** Run `fn` as the replica runs a method: inside the request's context. */
+const runInContext = async <R>(context: RequestContext, fn: () => R): Promise<Awaited<R>> => await runWithContext(context, fn, undefined)
 import { holdThread, settleLoopTurns } from '../../support/deferred.js'
 
 /** A model that records its release, as an onnxruntime session's release() would. */
@@ -162,11 +165,10 @@ describe('batches of a multiplexed deployment', () => {
     // A batch that held the thread makes the next batches wait for loop turns; the
     // pump that then starts one runs in the context the wait began in, a request of
     // model 'a'. The batch of a call that names no model must still see no model.
-    trackAcrossAwaits()
     const seen: (string | undefined)[] = []
     const f = batch(
       async (items: number[], info) => {
-        seen.push(currentRequest()?.multiplexedModelId)
+        seen.push(currentContext()?.multiplexedModelId)
         if (info.multiplexedModelId === 'a') holdThread(5)
         return items
       },
