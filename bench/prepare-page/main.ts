@@ -17,7 +17,7 @@ async function measure(windows: number): Promise<number[]> {
     }
     return (performance.now() - t0) / n
   }
-  window(500) // tier-up of the JavaScript and the WebAssembly
+  window(500) // tier-up
   return Array.from({ length: windows }, () => window(200))
 }
 
