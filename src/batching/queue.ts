@@ -91,6 +91,7 @@ function bucketKey(key: string | undefined, modelId: string | undefined): string
   return key !== undefined && (key.startsWith('\u0000') || key.startsWith('\u0001')) ? `\u0001${key}` : key
 }
 
+const resolved = Promise.resolve()
 /** The context of a batch whose calls name no model. */
 const NO_MODEL: AmbientContext = Object.freeze({ origin: 'batch' })
 
@@ -266,7 +267,9 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   private unlink(bucket: Bucket<T, R>, batch: Batch<T, R>): void {
     if (!batch.waiting) return
     batch.waiting = false
-    bucket.batches.splice(bucket.batches.indexOf(batch), 1)
+    // Batches start oldest first, so the one taken out is nearly always the head.
+    if (bucket.batches[0] === batch) bucket.batches.shift()
+    else bucket.batches.splice(bucket.batches.indexOf(batch), 1)
     if (bucket.batches.length === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.mapKey)
   }
 
@@ -320,7 +323,9 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     // of I/O, so that requests that arrived together share it.
     if (full && mayStartBeforeLoopTurns()) {
       this.fullPumpScheduled = true
-      queueMicrotask(() => {
+      // A promise job rather than queueMicrotask(), which on Node also makes an
+      // async resource for every batch.
+      void resolved.then(() => {
         this.fullPumpScheduled = false
         this.pump()
       })

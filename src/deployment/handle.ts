@@ -203,7 +203,8 @@ export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions
     const { router, replicas, scaling } = replicaSet()
     if (scaling.beforeRoute) await scaling.beforeRoute()
     // The call's one scope, as the ingress makes one for a request: the router waits with it, the replica runs in it.
-    const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent)
+    // Its deadline is the calling request's, whose signal cancels this call at it (see DeploymentResponse).
+    const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent, false)
     try {
       let replica = router.tryAcquire(multiplexedModelId)
       if (replica < 0) replica = await router.acquire(scope.signal, multiplexedModelId)

@@ -36,13 +36,20 @@ export class RequestScope implements RequestContext, ReplicaCall {
     readonly multiplexedModelId: string | undefined,
     private readonly callerSignal: SignalSource,
     readonly idempotent: boolean = false,
+    /**
+     * False when the deadline is the caller's own and the caller's signal
+     * already aborts at it (a handle call made inside a request): then this
+     * scope keeps no timer of its own, and every call the request made
+     * leaves at the same moment, in the request's order.
+     */
+    private readonly timesItself: boolean = true,
   ) {}
 
   /** Aborts when the caller goes away or the deadline passes, whichever comes first. */
   get signal(): CancelSignal | undefined {
     if (this.#signal !== undefined) return this.#signal
     const caller = typeof this.callerSignal === 'function' ? this.callerSignal() : this.callerSignal
-    if (this.deadline === undefined) return (this.#signal = caller)
+    if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller)
     // Both the caller and the clock may end the request: one signal for the two.
     const source = new CancelSource()
     this.#signal = source
