@@ -12,7 +12,7 @@
 // the app's included, to src/ as well, so that one copy of the code runs.
 // The dashboard page is generated first (it is not in git).
 import { existsSync } from 'node:fs'
-import { register } from 'node:module'
+import module from 'node:module'
 
 const fromSource = existsSync(new URL('../tsconfig.json', import.meta.url))
 
@@ -20,10 +20,10 @@ if (fromSource) {
   const tsx = await import('tsx/esm/api')
   tsx.register()
   // Registered last, so it runs first: every resolution in this thread gets the condition.
-  const addSourceCondition =
-    'export function resolve(specifier, context, next) {' +
-    " return next(specifier, { ...context, conditions: [...context.conditions, 'edgeserve-source'] }) }"
-  register(`data:text/javascript,${encodeURIComponent(addSourceCondition)}`)
+  const resolve = (specifier, context, next) => next(specifier, { ...context, conditions: [...context.conditions, 'edgeserve-source'] })
+  // registerHooks() where Node has it (22.15 and later): Node 26 deprecates register().
+  if (module.registerHooks) module.registerHooks({ resolve })
+  else module.register(`data:text/javascript,export const resolve = ${encodeURIComponent(String(resolve))}`)
   // serve() serves the dashboard page (and the OCR example its upload page), which the repository generates rather than keeps in git.
   const { buildPages } = await import('../scripts/build-pages.ts')
   await buildPages()
