@@ -23,10 +23,18 @@ export class DeploymentResponse<R> implements PromiseLike<R>, AsyncIterable<Stre
   private readonly controller = new AbortController()
   private readonly promise: Promise<R>
 
-  /** `parent`: the signal of the request this call is made for; its abort cancels this call. */
-  constructor(start: (signal: AbortSignal) => Promise<R>, parent?: CancelSignal) {
-    if (parent?.aborted) this.cancelFor(parent)
-    this.promise = start(this.controller.signal)
+  /**
+   * `parent`: the signal of the request this call is made for; its abort
+   * cancels this call. `deadline`: that request's. A call made once the
+   * request is over is refused at once and reaches no replica, even when the
+   * deadline's timer has not fired yet (it runs late behind a long
+   * synchronous step), since nobody is left to use its result.
+   */
+  constructor(start: (signal: AbortSignal) => Promise<R>, parent?: CancelSignal, deadline?: number) {
+    if (deadline !== undefined && deadline <= Date.now()) {
+      this.controller.abort(new RequestTimeoutError('the request this handle call was made for is past its deadline'))
+    } else if (parent?.aborted) this.cancelFor(parent)
+    this.promise = this.controller.signal.aborted ? Promise.reject(this.controller.signal.reason as Error) : start(this.controller.signal)
     // The caller may never await a cancelled or fire-and-forget call.
     this.promise.catch(() => undefined)
     if (parent && !parent.aborted) {
@@ -153,7 +161,7 @@ export function makeHandle<I>(invoke: Invoke, callOptions: HandleCallOptions = {
             // Inside a replica serving a request, the call is that request's child (see DeploymentResponse).
             const parent = currentContext()
             const scope: CallScope = { deadline: parent?.deadline, multiplexedModelId }
-            return new DeploymentResponse((signal) => invoke(property, args, signal, scope).then(unwrap), parent?.signal)
+            return new DeploymentResponse((signal) => invoke(property, args, signal, scope).then(unwrap), parent?.signal, parent?.deadline)
           },
         }
         methods.set(property, method)

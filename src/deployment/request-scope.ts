@@ -47,7 +47,12 @@ export class RequestScope implements RequestContext, ReplicaCall {
 
   /** Aborts when the caller goes away or the deadline passes, whichever comes first. */
   get signal(): CancelSignal | undefined {
-    if (this.#signal !== undefined) return this.#signal
+    if (this.#signal !== undefined) {
+      // A timer fires late when the event loop is busy (a model's run, a decode): whoever asks after the deadline
+      // sees the request ended, not one still running.
+      if (this.#timer !== undefined && this.#expired()) this.#timeOut()
+      return this.#signal
+    }
     const caller = typeof this.callerSignal === 'function' ? this.callerSignal() : this.callerSignal
     if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller)
     // Both the caller and the clock may end the request: one signal for the two.
@@ -60,8 +65,21 @@ export class RequestScope implements RequestContext, ReplicaCall {
         caller.addEventListener('abort', this)
       }
     }
-    if (!source.aborted) this.#timer = setTimeout(() => source.cancel(new RequestTimeoutError()), Math.max(0, this.deadline - Date.now()))
+    if (source.aborted) return source
+    if (this.#expired()) source.cancel(new RequestTimeoutError())
+    else this.#timer = setTimeout(() => this.#timeOut(), this.deadline - Date.now())
     return source
+  }
+
+  /** Past the deadline by the clock, whether or not its timer has fired yet. */
+  #expired(): boolean {
+    return this.deadline !== undefined && Date.now() >= this.deadline
+  }
+
+  #timeOut(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    ;(this.#signal as CancelSource).cancel(new RequestTimeoutError())
   }
 
   /** The caller's signal aborted (the scope listens as an object, so a request costs no closure). */
@@ -80,12 +98,17 @@ export class RequestScope implements RequestContext, ReplicaCall {
    * Settle with `work`, or fail as soon as the signal aborts (the deadline
    * passed, the caller went away). A hung method becomes a 504 rather than
    * a request that never answers; the work itself is left to finish (or to
-   * notice the cancelled signal) in the background.
+   * notice the cancelled signal) in the background. Work that finishes
+   * after the deadline fails too, even when the deadline's timer has not
+   * fired yet (it runs late behind a long synchronous step): a result must
+   * never reach code whose request has already been answered 504, which
+   * would go on making calls for nobody.
    */
   settle<R>(work: Promise<R>): Promise<R> {
     const signal = this.signal
     if (signal === undefined) return work
     if (signal.aborted) return Promise.reject(cancellation(signal.reason))
+    if (this.#expired()) return Promise.reject(new RequestTimeoutError())
     return new Promise<R>((resolve, reject) => {
       const onAbort = () => reject(cancellation(signal.reason))
       signal.addEventListener('abort', onAbort)
@@ -93,7 +116,8 @@ export class RequestScope implements RequestContext, ReplicaCall {
       work.then(
         (value) => {
           done()
-          resolve(value)
+          if (this.#expired()) reject(new RequestTimeoutError())
+          else resolve(value)
         },
         (error: unknown) => {
           done()
