@@ -34,8 +34,13 @@ export class ReplicaObject extends DurableObject<unknown> {
   #ongoing = 0
   /** Autoscaling took this replica out of service: it stops whenever it holds nothing. */
   #retired = false
-  /** Whether the coordinator has heard of this retirement's stop. */
-  #stopReported = false
+  /**
+   * The coordinator counts this replica as started and waits to hear that it
+   * stopped: from its retirement until the stop is reported. The coordinator's
+   * starts and stops must pair up, so this, not whether an instance happens to
+   * exist, decides whether a start is a new one.
+   */
+  #stopOwed = false
   /** The next load report, pending; and when the last went. */
   #reportTimer: ReturnType<typeof setTimeout> | undefined
   #reportedAt = -Infinity
@@ -93,19 +98,26 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   // --- autoscaling: the replica's side -------------------------------------
 
-  /** The coordinator brings this replica into service: true if it had to start, false if it was still finishing. */
+  /**
+   * The coordinator brings this replica into service: true if this is a new
+   * start, false if its retirement's stop was never reported (it was still
+   * finishing its requests), so that the coordinator still counts it started.
+   * Whether an instance exists says nothing here: a straggler (a request from
+   * an isolate that had not yet learned the new count) makes a fresh instance
+   * in a replica whose stop was already counted.
+   */
   async start(): Promise<boolean> {
+    const continued = this.#stopOwed
     this.#retired = false
-    const replica = this.#host()
-    const fresh = !replica.started
-    replica.instance()
-    return fresh
+    this.#stopOwed = false
+    this.#host().instance()
+    return !continued
   }
 
   /** The coordinator took this replica out of service: answer what it holds, then stop. */
   async retire(): Promise<void> {
     this.#retired = true
-    this.#stopReported = false
+    this.#stopOwed = true
     if (this.#ongoing === 0) await this.#stop()
   }
 
@@ -117,7 +129,7 @@ export class ReplicaObject extends DurableObject<unknown> {
   #answered(): void {
     this.#ongoing--
     this.#reportLoad()
-    if (this.#ongoing === 0 && this.#retired) void this.#stop()
+    if (this.#ongoing === 0 && this.#retired) void this.#stop().catch(() => undefined) // still owed: reported when next idle
   }
 
   #arrived(): void {
@@ -146,9 +158,15 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   async #stop(): Promise<void> {
     await this.#host().stop()
-    if (this.#stopReported) return
-    this.#stopReported = true
-    await stubOf(this.env, this.#deployment(), coordinatorName(this.#deployment()))?.replicaStopped(this.#host().index)
+    // Reported once per retirement, and not at all when a start took the replica back meanwhile.
+    if (!this.#retired || !this.#stopOwed) return
+    this.#stopOwed = false
+    try {
+      await stubOf(this.env, this.#deployment(), coordinatorName(this.#deployment()))?.replicaStopped(this.#host().index)
+    } catch (error) {
+      this.#stopOwed = true
+      throw error
+    }
   }
 
   // --- autoscaling: the coordinator's side (the object "<deployment>/autoscaler") --
