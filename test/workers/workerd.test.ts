@@ -158,13 +158,18 @@ describe('Workers: autoscaled Durable Objects', () => {
       await waitFor(async () => (await where()) >= 0, `request ${id} to arrive`)
       return where()
     }
-    const stopsBefore = (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho'))!
     // Six held requests from zero: one replica at first, then three are wanted (6 ongoing over a target of 2).
     for (const id of [100, 101, 102, 103, 104, 105]) await send(id)
     await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 3, 'three replicas for the held requests', 15_000)
-    // More held requests until one is on replica 2.
+    // Replica 2 may have come up while those were sent, and hold some of them: answer those, so that it holds
+    // exactly one below. Two held there, plus the trickle, would be load enough for two replicas, not one.
+    await fetch(`${base}/scaled/release?replica=2`)
+    // More held requests until one is on replica 2 (the count may dip meanwhile; they bring it back to three).
     let id = 106
     while ((await send(id++)) !== 2) if (id > 130) throw new Error('no request reached replica 2')
+    await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 3, 'three replicas again', 15_000)
+    await waitFor(settled, 'a replica retired in a dip to stop', 15_000)
+    const stopsBefore = (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho'))!
 
     // Release replicas 0 and 1: one request left, on replica 2; the count drops and replica 2 retires holding it.
     // A trickle of requests meanwhile: an isolate reports its load when it routes (see docs/architecture.md).
