@@ -196,7 +196,8 @@ try {
   workerdRows = await withServer(
     [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
     /Ready on (http:\/\/[\d.]+:\d+)/,
-    {},
+    // Without wrangler's local observability, which writes a trace of every request to disk.
+    { X_LOCAL_OBSERVABILITY: 'false' },
     // Quick mode: only the row workerd_vs_node_c64 needs.
     async (server) => {
       await measurePrepare('workerd', () => prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))

@@ -259,7 +259,7 @@ describe('serve({ threads })', () => {
   })
 
   it('a TypeScript server run with node --import tsx serves from thread replicas', async () => {
-    // The tsx hooks of the command line do not reach worker threads on Node 20: each thread registers its own.
+    // Its replica threads load tsx and the app again, as a user's own server's threads would.
     const server = await spawnServer(['--import', 'tsx', 'test/node/fixtures/thread-server.ts'], { command: process.execPath })
     try {
       const answers = await Promise.all(
