@@ -197,13 +197,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   /** The call joins the newest waiting batch of its bucket, or begins one. */
   private queueIn(entry: Entry<T, R>, bucket: Bucket<T, R>): void {
-    let batch = bucket.batches.at(-1)
-    if (batch === undefined || batch.units + entry.size > this.options.maxBatchSize) {
-      batch = new Batch<T, R>(this, bucket, this.batchesBegun++)
+    const newest = bucket.batches.at(-1)
+    if (newest === undefined || newest.units + entry.size > this.options.maxBatchSize) {
+      const batch = new Batch<T, R>(this, bucket, this.batchesBegun++, entry)
       batch.waiting = true
       bucket.batches.push(batch)
+    } else {
+      newest.add(entry)
     }
-    batch.add(entry)
     this.queued++
     this.schedule(bucket)
   }
