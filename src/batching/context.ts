@@ -34,8 +34,18 @@ export interface RequestContext extends AmbientContext {
   origin: 'http' | 'handle' | 'batch'
 }
 
+/**
+ * The part of AsyncLocalStorage this package uses. Typed here rather than as
+ * Node's class, so that the declarations a Workers or browser project reads
+ * need no Node types.
+ */
+export interface ContextStorage {
+  getStore(): AmbientContext | undefined
+  run<A extends unknown[], R>(store: AmbientContext, fn: (...args: A) => R, ...args: A): R
+}
+
 /** Where the context of the request whose code is running is kept. */
-export const requestContext = new AsyncLocalStorage<AmbientContext>()
+export const requestContext: ContextStorage = new AsyncLocalStorage<AmbientContext>()
 
 /** The context of the request whose code is running, if any. */
 export function currentContext(): AmbientContext | undefined {
