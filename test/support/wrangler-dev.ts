@@ -11,11 +11,12 @@ export interface WranglerDev {
 }
 
 /**
- * Wrangler's local observability (on by default in wrangler 4.164) writes a
- * trace of every request into a SQLite store on disk, with an fsync each time:
- * it makes each request through `wrangler dev` two to three times slower, and
- * it is only there to browse those traces in the local explorer. `npm run dev`
- * turns it off the same way.
+ * Wrangler's local observability (on by default from wrangler 4.164; the
+ * pinned 4.86 has none and ignores this) writes a trace of every request into
+ * a SQLite store on disk, with an fsync each time: it makes each request
+ * through `wrangler dev` two to three times slower, and it is only there to
+ * browse those traces in the local explorer. `npm run dev` turns it off the
+ * same way.
  */
 const WRANGLER_DEV_ENV = { X_LOCAL_OBSERVABILITY: 'false' }
 
