@@ -1,5 +1,5 @@
-import { RequestCancelledError } from '../errors.js'
-import type { Entry, EntryBatch } from './entry.js'
+import { BatchHandlerError, RequestCancelledError, cancellation } from '../errors.js'
+import type { CancelSignal } from './cancel-signal.js'
 import type { ResolvedBatchOptions } from './options.js'
 
 /** What the queue tells the handler about the batch it is running. */
@@ -14,19 +14,102 @@ export interface BatchInfo {
   isActive(index: number): boolean
 }
 
+/** The batched method: a list in, one result (or an Error) per item out, in order. */
+export type BatchHandler<T, R> = (
+  items: T[],
+  info: BatchInfo,
+) => Promise<ReadonlyArray<R | Error>> | ReadonlyArray<R | Error>
+
+/** How a call ends: with its result, or with the error that ends it. */
+export type Settlement<R> = { ok: true; value: R } | { ok: false; error: unknown }
+
+/**
+ * Who hears of a call: a promise call's resolvers (`Promise.withResolvers()`
+ * gives exactly this), or a streaming call's channel (whose `resolve` ends
+ * the stream, and which also takes partials).
+ */
+export interface Caller<R> {
+  resolve(value: R): void
+  reject(error: unknown): void
+  push?(value: R): void
+}
+
 /** Which calls a batch gathers: those of one `batchKey` and one multiplexed model id. */
 export interface BatchPlace {
   readonly key: string | undefined
   readonly modelId: string | undefined
 }
 
-/** The queue a batch belongs to, as the batch and its runner see it. */
+/** The queue a batch belongs to, as its batches, their calls and their runners see it. */
 export interface BatchQueueOf<T, R> {
   readonly options: ResolvedBatchOptions<T>
-  /** Undo what tied a settled entry to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
+  /** Undo what tied a settled call to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void
   /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */
   join(batch: Batch<T, R>, freeUnits: number): number
+}
+
+/**
+ * One admitted call. Whatever ends it (the handler's result or error, a
+ * refusal at admission, its deadline, its caller leaving) ends it through
+ * `settle()`, and only the first settle counts: a caller that left, a
+ * deadline that passed and a late handler result cannot answer twice.
+ */
+export class Entry<T, R> {
+  /** The batch it waits in, then runs in; undefined before it is queued and after it settles. */
+  batch: Batch<T, R> | undefined = undefined
+  settled = false
+  /** `batchSizeFn` units; 1 without one. */
+  size = 1
+  /** The signal it listens to for an abort, if any. */
+  signal: CancelSignal | undefined = undefined
+  /** Its deadline (epoch ms) while the queue's deadline timer watches it. */
+  deadline: number | undefined = undefined
+  /** performance.now() at admission; 0 unless the queue kept metrics then. */
+  enqueuedAt = 0
+
+  constructor(
+    readonly item: T,
+    private readonly caller: Caller<R>,
+  ) {}
+
+  /** End the call, once: later settles do nothing. */
+  settle(outcome: Settlement<R>): void {
+    if (this.settled) return
+    this.settled = true
+    const batch = this.batch
+    if (batch !== undefined) {
+      this.batch = undefined
+      batch.queue.detach(this, batch)
+    }
+    if (outcome.ok) this.caller.resolve(outcome.value)
+    else this.caller.reject(outcome.error)
+  }
+
+  /** One more partial of a streaming call; its stream stays open. */
+  push(value: R): void {
+    if (!this.settled) this.caller.push!(value)
+  }
+
+  /** The caller gives up (abort, deadline, a stream's reader leaving): it leaves the queue or the running batch. */
+  leave(reason: Error): void {
+    const batch = this.batch
+    // The last caller of a running batch leaving means nobody waits for it:
+    // tell the handler, which may stop early. Settling gives the batch's slot
+    // back at once, so a hung handler cannot stall the queue.
+    if (batch !== undefined && batch.running && batch.live === 1) batch.abort()
+    this.settle({ ok: false, error: reason })
+  }
+
+  /** The entry listens for its signal's abort itself, as an EventListener object. */
+  handleEvent(): void {
+    this.leave(cancellation(this.signal?.reason))
+  }
+}
+
+/** Settle with `error` every entry that has not settled yet. */
+export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unknown): void {
+  for (const entry of entries) entry.settle({ ok: false, error })
 }
 
 /**
@@ -36,12 +119,12 @@ export interface BatchQueueOf<T, R> {
  * costs nothing per call; only a call that leaves while queued, or a size
  * changed by a setter, makes the queue move calls between batches.
  */
-export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
+export class Batch<T, R> implements BatchInfo {
   readonly entries: Entry<T, R>[]
   /** The entries' items, in the same order: what the handler receives. */
-  readonly items: T[] = []
+  readonly items: T[]
   /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
-  units = 0
+  units: number
   /** Entries that have settled (or, while the queue moves calls between batches, left): `live` is what remains. */
   gone = 0
   /** In its bucket, waiting to start. */
@@ -50,7 +133,7 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
   running = false
   /** Set once the concurrency slot is given back (done, or every caller gone). */
   released = false
-  /** For observers: when the batch started, and how long its oldest call waited. */
+  /** For metrics: when the batch started, and how long its oldest call waited. */
   startedAt = 0
   waitMs = 0
   private controller: AbortController | undefined = undefined
@@ -64,12 +147,12 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
     /** The call that begins it, if any. */
     first?: Entry<T, R>,
   ) {
-    // A batch begun by a call starts with it in its array rather than with an
-    // empty one: an empty array is first an array of numbers and is converted
-    // when the first call goes in, and every later call added to any batch
-    // then took a slower path, about a tenth of the engine's own time a call.
+    // Begun with its first call in place rather than empty: an array created
+    // empty and filled later is stored less compactly by JavaScript engines.
     this.entries = first === undefined ? [] : [first]
-    if (first !== undefined) this.joined(first)
+    this.items = first === undefined ? [] : [first.item]
+    this.units = first === undefined ? 0 : first.size
+    if (first !== undefined) first.batch = this
   }
 
   /** Entries that have not settled: callers still waiting. */
@@ -87,25 +170,9 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
 
   add(entry: Entry<T, R>): void {
     this.entries.push(entry)
-    this.joined(entry)
-  }
-
-  private joined(entry: Entry<T, R>): void {
-    entry.batch = this
     this.items.push(entry.item)
     this.units += entry.size
-  }
-
-  detach(entry: Entry<T, R>): void {
-    this.queue.detach(entry, this)
-  }
-
-  /** Hand a handler's results out, in order: caller i gets result i, or fails with it if it is an Error. */
-  handOut(entries: readonly Entry<T, R>[], results: ReadonlyArray<R | Error>): void {
-    for (let i = 0; i < entries.length; i++) {
-      const result = results[i]!
-      entries[i]!.settle(result instanceof Error ? { ok: false, error: result } : { ok: true, value: result })
-    }
+    entry.batch = this
   }
 
   /** Drop settled entries (and their items) in place. */
@@ -145,7 +212,6 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
    * indexes that part.
    */
   infoFor(entries: readonly Entry<T, R>[]): BatchInfo {
-    if (entries === this.entries) return this
     const batch = this
     return {
       key: this.key,
@@ -157,6 +223,51 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
         const entry = entries[index]
         return entry !== undefined && !entry.settled
       },
+    }
+  }
+}
+
+/**
+ * Runs a batch through a promise handler and hands caller i its result i,
+ * or fails it with result i if that is an Error.
+ *
+ * A thrown error fails every caller of the batch, or with
+ * `onBatchError: 'isolate'` bisects the batch until the failing items are
+ * found, so one poisonous input does not take its neighbours down with it.
+ */
+export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolean) {
+  return async function runBatch(batch: Batch<T, R>, entries = batch.entries, items = batch.items): Promise<void> {
+    let results: ReadonlyArray<R | Error>
+    try {
+      results = await handler(items, entries === batch.entries ? batch : batch.infoFor(entries))
+    } catch (error) {
+      if (!isolate || entries.length === 1) return failUnsettled(entries, error)
+      // Re-run the halves with the callers who are still waiting; a half that
+      // succeeds is answered, a half that throws is split again.
+      const live = entries.filter((entry) => !entry.settled)
+      if (live.length === 0) return
+      const middle = Math.ceil(live.length / 2)
+      for (const half of live.length === 1 ? [live] : [live.slice(0, middle), live.slice(middle)]) {
+        await runBatch(batch, half, half.map((entry) => entry.item))
+      }
+      return
+    }
+    if (!Array.isArray(results)) {
+      const returned = results === null ? 'null' : typeof results
+      return failUnsettled(entries, new BatchHandlerError(`the batched handler must return an array with one result per item, returned ${returned}`))
+    }
+    if (results.length !== entries.length) {
+      return failUnsettled(
+        entries,
+        new BatchHandlerError(
+          `the batched handler returned ${results.length} results for a batch of ${entries.length} items; ` +
+            'it must return exactly one result (or Error) per item, in order',
+        ),
+      )
+    }
+    for (let i = 0; i < entries.length; i++) {
+      const result = results[i]!
+      entries[i]!.settle(result instanceof Error ? { ok: false, error: result } : { ok: true, value: result })
     }
   }
 }

@@ -1,6 +1,5 @@
 import { BatchHandlerError } from '../errors.js'
-import type { Batch, BatchInfo } from './call-batch.js'
-import { failUnsettled } from './entry.js'
+import { failUnsettled, type Batch, type BatchInfo } from './call-batch.js'
 import { yieldToEventLoop } from './yield.js'
 import { deliverStep, type StreamStep } from './stream.js'
 

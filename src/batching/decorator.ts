@@ -1,6 +1,5 @@
 import { BatchHandlerError } from '../errors.js'
-import { batchedFunction } from './run.js'
-import type { BatchControls } from './controls.js'
+import { batchedFunction, type BatchControls } from './controls.js'
 import type { BatchInfo } from './call-batch.js'
 import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 

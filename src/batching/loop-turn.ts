@@ -85,19 +85,12 @@ const turn = (): void => {
 // pump, in the next macrotask, sees how long that held the thread.
 const endYield = (): void => {
   yielding = false
-  for (const callback of waiting.splice(0)) macrotask(() => startWhenDue(callback))
+  for (const callback of waiting.splice(0)) macrotask(callback)
 }
 
 /** Young: no batch yet this turn, or under the budget (in time, and where the clock stands still, in count). */
 function turnIsYoung(): boolean {
   return batchesThisTurn === 0 || (batchesThisTurn < batchesPerTurn && performance.now() - turnStartedAt < TURN_BUDGET_MS)
-}
-
-function startWhenDue(callback: Callback): void {
-  if (yielding) waiting.push(callback)
-  else if (turnIsYoung()) callback()
-  // An old turn: turn() runs first in the next round, and may owe turns.
-  else macrotask(() => startWhenDue(callback))
 }
 
 export function noteBatchStarted(): void {
@@ -112,15 +105,25 @@ export function mayStartBeforeLoopTurns(): boolean {
 }
 
 /**
- * Run a queue's pump once the loop has turned, while the turn is young, and
- * after any turns owed to batches that held the thread: whichever queue it
- * belongs to, one long batch per turn.
+ * Whether a queue's pump, run by `waitForLoopTurn()`, may start a batch now:
+ * while the turn is young and no turns are owed to batches that held the
+ * thread. Elsewhere than Node, turn() may never run (see
+ * callbacksAlwaysRun), so there a pump waits for one macrotask and nothing
+ * else.
  */
-export function afterLoopTurns(callback: Callback): void {
-  // Elsewhere than Node, turn() may never run (see callbacksAlwaysRun),
-  // so a pump waits for one macrotask and nothing else.
-  if (!callbacksAlwaysRun()) macrotask(callback)
-  else macrotask(() => startWhenDue(callback))
+export function mayStartAfterLoopTurn(): boolean {
+  return !callbacksAlwaysRun() || (!yielding && turnIsYoung())
+}
+
+/**
+ * Run a queue's pump once the loop has turned, or, while turns are owed to
+ * batches that held the thread, once they have passed: whichever queue it
+ * belongs to, one long batch per turn. The pump asks
+ * `mayStartAfterLoopTurn()` when it runs, and waits again if it may not.
+ */
+export function waitForLoopTurn(callback: Callback): void {
+  if (yielding) waiting.push(callback)
+  else macrotask(callback)
 }
 
 /**

@@ -1,6 +1,5 @@
 import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import type { Batch, BatchInfo } from './call-batch.js'
-import { failUnsettled, type Caller, type Entry } from './entry.js'
+import { failUnsettled, type Batch, type BatchInfo, type Caller, type Entry } from './call-batch.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
@@ -27,8 +26,8 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
   private error: { reason: unknown } | undefined
   private waiting: { resolve(result: IteratorResult<R>): void; reject(error: unknown): void } | undefined
 
-  /** `call`: the call it reads, so that `return()` can leave the queue or the batch. */
-  constructor(private readonly call: { readonly settled: boolean; leave(reason: Error): void }) {}
+  /** The call it reads, so that `return()` can leave the queue or the batch: set once the call is made. */
+  call: { readonly settled: boolean; leave(reason: Error): void } | undefined = undefined
 
   push(value: R): void {
     if (this.done) return
@@ -82,7 +81,7 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
     this.end()
     this.buffer.length = 0
     this.error = undefined
-    if (!this.call.settled) this.call.leave(new RequestCancelledError('the stream was closed by its reader'))
+    if (this.call !== undefined && !this.call.settled) this.call.leave(new RequestCancelledError('the stream was closed by its reader'))
     return Promise.resolve({ value: undefined, done: true })
   }
 
