@@ -1,10 +1,43 @@
-import { CancelSource, type CancelSignal } from '../batching/cancel-signal.js'
+import type { CancelListenerObject, CancelSignal } from '../batching/cancel-signal.js'
 import { cancellation, RequestTimeoutError } from '../errors.js'
 import type { RequestContext } from '../batching/context.js'
 import type { ReplicaCall } from './endpoint.js'
 
-/** Where a scope's caller signal comes from: a signal, or a function that makes one the first time it is asked. */
-export type SignalSource = CancelSignal | (() => CancelSignal) | undefined
+type CancelListener = CancelListenerObject | (() => void)
+
+/**
+ * A CancelSignal that fires when `cancel()` is called: what an
+ * AbortController gives the queue and the replicas, without the DOM event
+ * machinery around it, which a signal made for every served request (a
+ * request's scope, a thread's call) does not need.
+ */
+export class CancelSource implements CancelSignal {
+  aborted = false
+  reason: unknown = undefined
+  #listeners: CancelListener[] = []
+
+  addEventListener(_type: 'abort', listener: CancelListener): void {
+    if (!this.aborted) this.#listeners.push(listener)
+  }
+
+  removeEventListener(_type: 'abort', listener: CancelListener): void {
+    const at = this.#listeners.indexOf(listener)
+    if (at >= 0) this.#listeners.splice(at, 1)
+  }
+
+  /** Fire once: later calls do nothing. */
+  cancel(reason: Error): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    const listeners = this.#listeners
+    this.#listeners = []
+    for (const listener of listeners) {
+      if (typeof listener === 'function') listener()
+      else listener.handleEvent()
+    }
+  }
+}
 
 /**
  * One request (or handle call) as every layer below the ingress sees it:
@@ -14,61 +47,66 @@ export type SignalSource = CancelSignal | (() => CancelSignal) | undefined
  * batched calls inherit it, see `AmbientContext`), remote replicas send its
  * fields on.
  *
- * The deadline is enforced here and nowhere else: past it, the scope's
- * signal aborts with a `RequestTimeoutError`, and everything that listens to
- * the signal (a wait for a replica, a queued batched call, a handle call's
- * children, the replica's wait for the method) fails with it. The signal is
- * made the first time something listens, so a request that goes straight
- * through, without a deadline, never makes one.
+ * The scope is its own signal: it aborts when the caller goes away (the
+ * caller's signal aborts, or the runtime cancels the scope when the client
+ * disconnects) or when the deadline passes, whichever comes first. The
+ * deadline is enforced here and nowhere else: past it, the scope aborts
+ * with a `RequestTimeoutError`, and everything that listens to it (a wait
+ * for a replica, a queued batched call, a handle call's children, the
+ * replica's wait for the method) fails with it. The deadline's timer and
+ * the listener on the caller's signal are set the first time something
+ * asks for `signal`, so a request that goes straight through never sets
+ * them.
  *
  * Whoever makes a scope calls `close()` when the request is answered: that
  * clears its deadline timer and stops listening to the caller's signal.
  */
-export class RequestScope implements RequestContext, ReplicaCall {
+export class RequestScope extends CancelSource implements RequestContext, ReplicaCall {
   [key: string]: unknown
   #signal: CancelSignal | undefined = undefined
   #timer: ReturnType<typeof setTimeout> | undefined = undefined
-  #caller: CancelSignal | undefined = undefined
+  #caller: CancelSignal | undefined
 
   constructor(
     readonly origin: 'http' | 'handle',
     readonly deadline: number | undefined,
     readonly multiplexedModelId: string | undefined,
-    private readonly callerSignal: SignalSource,
+    /** The caller's own signal, if it has one; the runtime may instead cancel the scope itself. */
+    callerSignal: CancelSignal | undefined,
     readonly idempotent: boolean = false,
     /**
      * False when the deadline is the caller's own and the caller's signal
      * already aborts at it (a handle call made inside a request): then this
-     * scope keeps no timer of its own, and every call the request made
-     * leaves at the same moment, in the request's order.
+     * scope keeps no timer of its own and its signal is the caller's, so
+     * every call the request made leaves at the same moment, in the
+     * request's order.
      */
     private readonly timesItself: boolean = true,
-  ) {}
+  ) {
+    super()
+    this.#caller = callerSignal
+  }
 
   /** Aborts when the caller goes away or the deadline passes, whichever comes first. */
-  get signal(): CancelSignal | undefined {
+  get signal(): CancelSignal {
     if (this.#signal !== undefined) {
       // A timer fires late when the event loop is busy (a model's run, a decode): whoever asks after the deadline
       // sees the request ended, not one still running.
       if (this.#timer !== undefined && this.#expired()) this.#timeOut()
       return this.#signal
     }
-    const caller = typeof this.callerSignal === 'function' ? this.callerSignal() : this.callerSignal
-    if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller)
-    // Both the caller and the clock may end the request: one signal for the two.
-    const source = new CancelSource()
-    this.#signal = source
+    const caller = this.#caller
+    // No clock of its own: the caller's signal says it all, or the runtime cancels this scope.
+    if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller ?? this)
+    this.#signal = this
     if (caller !== undefined) {
-      if (caller.aborted) source.cancel(cancellation(caller.reason))
-      else {
-        this.#caller = caller
-        caller.addEventListener('abort', this)
-      }
+      if (caller.aborted) this.cancel(cancellation(caller.reason))
+      else caller.addEventListener('abort', this)
     }
-    if (source.aborted) return source
-    if (this.#expired()) source.cancel(new RequestTimeoutError())
+    if (this.aborted) return this
+    if (this.#expired()) this.cancel(new RequestTimeoutError())
     else this.#timer = setTimeout(() => this.#timeOut(), this.deadline - Date.now())
-    return source
+    return this
   }
 
   /** Past the deadline by the clock, whether or not its timer has fired yet. */
@@ -79,19 +117,21 @@ export class RequestScope implements RequestContext, ReplicaCall {
   #timeOut(): void {
     clearTimeout(this.#timer)
     this.#timer = undefined
-    ;(this.#signal as CancelSource).cancel(new RequestTimeoutError())
+    this.cancel(new RequestTimeoutError())
   }
 
   /** The caller's signal aborted (the scope listens as an object, so a request costs no closure). */
   handleEvent(): void {
-    ;(this.#signal as CancelSource).cancel(cancellation(this.#caller?.reason))
+    this.cancel(cancellation(this.#caller?.reason))
   }
 
   /** The request is answered: no timer or listener outlives it. */
   close(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
-    this.#caller?.removeEventListener('abort', this)
-    this.#timer = this.#caller = undefined
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer)
+      this.#timer = undefined
+    }
+    if (this.#signal === this) this.#caller?.removeEventListener('abort', this)
   }
 
   /**
@@ -106,7 +146,6 @@ export class RequestScope implements RequestContext, ReplicaCall {
    */
   settle<R>(work: Promise<R>): Promise<R> {
     const signal = this.signal
-    if (signal === undefined) return work
     if (signal.aborted) return Promise.reject(cancellation(signal.reason))
     if (this.#expired()) return Promise.reject(new RequestTimeoutError())
     return new Promise<R>((resolve, reject) => {

@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { CancelSource } from '../../../batching/cancel-signal.js'
+import { CancelSource } from '../../../deployment/request-scope.js'
 import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'

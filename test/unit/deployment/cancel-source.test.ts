@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CancelSource } from '../../../src/batching/cancel-signal.js'
+import { CancelSource } from '../../../src/deployment/request-scope.js'
 
 describe('CancelSource', () => {
   it('fires its listeners, functions and objects alike, once, with its reason', () => {
