@@ -97,7 +97,7 @@ function streamingFunction<T, R>(
   const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
   const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
     const channel = new StreamChannel<R>()
-    const entry = new Entry<T, R>(item, channel)
+    const entry = new Entry<T, R>(item, () => channel.end(), (error) => channel.reject(error), (value) => channel.push(value))
     channel.call = entry
     queue.enqueue(entry, asCallOptions(callOptions))
     return channel

@@ -1,7 +1,7 @@
 /**
  * What the batch queue, the router and the replicas need of a cancellation
  * signal: whether it fired, why, and a listener for when it does. Every
- * `AbortSignal` is one, and so is a `CancelSource`.
+ * `AbortSignal` is one, and so is a `RequestScope`.
  */
 export interface CancelSignal {
   readonly aborted: boolean

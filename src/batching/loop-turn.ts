@@ -45,8 +45,8 @@ export const YIELD_TURNS_MAX = 64
 type Callback = () => void
 type SetImmediate = (callback: Callback) => unknown
 
-// Looked up per call: test runners swap the timer functions for fakes.
-const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImmediate?: SetImmediate }).setImmediate
+// setImmediate is read from here at each use: test runners swap the timer functions for fakes.
+const timers = globalThis as { setImmediate?: SetImmediate }
 
 /**
  * In workerd (Cloudflare Workers) the clock moves only on I/O, so no stretch
@@ -57,7 +57,9 @@ const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImme
 const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
 
 /** Whether a callback scheduled now is sure to run: Node's setImmediate always runs. */
-const callbacksAlwaysRun = (): boolean => !inCloudflareWorkers && setImmediateNow() !== undefined
+function callbacksAlwaysRun(): boolean {
+  return !inCloudflareWorkers && timers.setImmediate !== undefined
+}
 
 /** The most batches a turn may start: bounded only where time cannot bound it. */
 const batchesPerTurn = inCloudflareWorkers ? MAX_BATCHES_PER_TURN : Infinity
@@ -112,7 +114,7 @@ export function mayStartBeforeLoopTurns(): boolean {
  * else.
  */
 export function mayStartAfterLoopTurn(): boolean {
-  return !callbacksAlwaysRun() || (!yielding && turnIsYoung())
+  return (!yielding && turnIsYoung()) || !callbacksAlwaysRun()
 }
 
 /**
@@ -142,14 +144,14 @@ export function waitForLoopTurn(callback: Callback): void {
  * belongs to the request that set it, which is what keeps that request alive.
  */
 export function macrotask(callback: Callback): void {
-  const setImmediate = setImmediateNow()
+  const setImmediate = timers.setImmediate
   if (setImmediate) setImmediate(callback)
   else setTimeout(callback, 0)
 }
 
 /** Run a callback after `turns` turns of Node's event loop, one setImmediate per turn. Node only (see callbacksAlwaysRun). */
 function macrotaskAfterTurns(turns: number, callback: Callback): void {
-  const setImmediate = setImmediateNow()!
+  const setImmediate = timers.setImmediate!
   let left = turns
   const hop = (): void => {
     if (--left <= 0) callback()

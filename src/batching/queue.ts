@@ -412,21 +412,19 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     this.batchesRun++
     noteBatchStarted()
     if (this.observer !== undefined) this.observeStart(batch, this.observer)
-    void this.run(batch)
+    // A batch serves many calls, so its handler runs in the batch's own
+    // context (its model id, if any), never in the context of whichever
+    // request's code happened to start it.
+    const modelId = batch.place.modelId
+    const context = modelId === undefined ? NO_MODEL : { origin: 'batch' as const, multiplexedModelId: modelId }
+    requestContext.run(context, this.runner, batch).then(
+      () => this.finish(batch, undefined),
+      (error: unknown) => this.finish(batch, error),
+    )
   }
 
-  /** Run a started batch to its end, then give its slot back. */
-  private async run(batch: Batch<T, R>): Promise<void> {
-    let failure: unknown
-    try {
-      // A batch serves many calls, so its handler runs in the batch's own
-      // context (its model id, if any), never in the context of whichever
-      // request's code happened to start it.
-      const modelId = batch.place.modelId
-      await requestContext.run(modelId === undefined ? NO_MODEL : { origin: 'batch', multiplexedModelId: modelId }, this.runner, batch)
-    } catch (error) {
-      failure = error
-    }
+  /** A batch's run has ended: every call it holds settles, and its slot is given back. */
+  private finish(batch: Batch<T, R>, failure: unknown): void {
     // A runner must settle every entry; if it did not, fail the rest here so
     // that every admitted call still settles exactly once.
     if (batch.live > 0) failUnsettled(batch.entries, failure ?? new Error('the batch ended without a result for this item'))
@@ -543,9 +541,10 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 /** A promise-returning batched function's calls: an entry for each item, queued, and the promise of its result. */
 export function promiseCalls<T, R>(queue: BatchQueue<T, R>): (item: T, callOptions?: CallOptions) => Promise<R> {
   return (item, callOptions) => {
-    const caller = Promise.withResolvers<R>()
+    let entry!: Entry<T, R>
+    const promise = new Promise<R>((resolve, reject) => (entry = new Entry(item, resolve, reject)))
     // Only an object is options: `items.map(f)` passes each item's index there, and that is a plain call.
-    queue.enqueue(new Entry(item, caller), typeof callOptions === 'object' && callOptions !== null ? callOptions : undefined)
-    return caller.promise
+    queue.enqueue(entry, typeof callOptions === 'object' && callOptions !== null ? callOptions : undefined)
+    return promise
   }
 }

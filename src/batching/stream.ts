@@ -1,5 +1,5 @@
 import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import { failUnsettled, type Batch, type BatchInfo, type Caller, type Entry } from './call-batch.js'
+import { failUnsettled, type Batch, type BatchInfo, type Entry } from './call-batch.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
@@ -20,7 +20,7 @@ export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIte
  * slow reader never blocks the others in its batch. Calling `return()` (a
  * `break` out of `for await`) leaves the queue or the running batch.
  */
-export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
+export class StreamChannel<R> implements AsyncIterableIterator<R> {
   private readonly buffer: R[] = []
   private done = false
   private error: { reason: unknown } | undefined
@@ -39,10 +39,6 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
   }
 
   /** The call settled with success: its stream ends (a stream's end carries no value). */
-  resolve(): void {
-    this.end()
-  }
-
   end(): void {
     if (this.done) return
     this.done = true

@@ -112,13 +112,17 @@ type Outgoing = ServerResponse
  */
 export function requestEnvClass(shared: Record<string, unknown>) {
   class RequestEnv {
+    // Declared, and set in the constructor, as a batched call's Entry is (see there): one is made per request.
+    declare readonly incoming: Incoming
+    declare readonly outgoing: Outgoing
     /** The scope to cancel if the client goes away before its answer is sent. */
-    scope: CancelTarget | undefined = undefined
+    declare scope: CancelTarget | undefined
 
-    constructor(
-      readonly incoming: Incoming,
-      readonly outgoing: Outgoing,
-    ) {}
+    constructor(incoming: Incoming, outgoing: Outgoing) {
+      this.incoming = incoming
+      this.outgoing = outgoing
+      this.scope = undefined
+    }
 
     [headerSource](name: string): string | null {
       const value = this.incoming.headers[name]
