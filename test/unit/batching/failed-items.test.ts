@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { BatchHandlerError, FailedItemsError, HTTPError, batch, errorJson } from '../../../src/index.js'
+import { BatchHandlerError, FailedItemsError, HTTPError, batch, endOfStream, errorJson, type StreamStep } from '../../../src/index.js'
 import { deferred, settleLoopTurns } from '../../support/deferred.js'
 
 // No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
@@ -163,6 +163,72 @@ describe('FailedItemsError: a handler names the items that failed', () => {
       [2, 4, 6, 7, 8],
       [2, 4, 8],
     ])
+  })
+})
+
+/** Every partial of a stream, then 'end', or the error it ended with as [status, message]. */
+async function drain<T>(stream: AsyncIterable<T>): Promise<(T | 'end' | [number | undefined, string])[]> {
+  const out: (T | 'end' | [number | undefined, string])[] = []
+  try {
+    for await (const part of stream) out.push(part)
+    out.push('end')
+  } catch (error) {
+    out.push([(error as HTTPError).status, (error as Error).message])
+  }
+  return out
+}
+
+describe('FailedItemsError in streaming and continuous batches', () => {
+  it('batch.stream: named before the first step, those fail and the stream starts again for the others', async () => {
+    const runs: number[][] = []
+    const f = batch.stream(
+      async function* (xs: number[]): AsyncGenerator<StreamStep<number>> {
+        runs.push([...xs])
+        refuseOdd(xs)
+        yield xs
+        yield xs.map((x) => x + 1)
+      },
+      { maxBatchSize: 8 },
+    )
+    expect(await Promise.all([2, 3, 4].map((x) => drain(f(x))))).toEqual([[2, 3, 'end'], [[422, '3 is odd']], [4, 5, 'end']])
+    expect(runs).toEqual([
+      [2, 3, 4],
+      [2, 4],
+    ])
+  })
+
+  it('batch.stream: named after partials went out, those fail with their errors and the others with a 500, not re-run', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    const runs: number[][] = []
+    const f = batch.stream(
+      async function* (xs: number[]): AsyncGenerator<StreamStep<number>> {
+        runs.push([...xs])
+        yield xs
+        throw new FailedItemsError([[1, new HTTPError(422, 'bad later')]])
+      },
+      { maxBatchSize: 8 },
+    )
+    const [a, b] = await Promise.all([drain(f(1)), drain(f(2))])
+    expect(b).toEqual([2, [422, 'bad later']])
+    expect(a).toEqual([1, [undefined, 'the batched handler reported failed items after it had streamed partials, so the others could not be run again']])
+    expect(runs).toHaveLength(1)
+  })
+
+  it('batch.continuous: items a step names fail alone, the others take the step again and go on', async () => {
+    const steps: string[][] = []
+    const f = batch.continuous(
+      async (items: { id: string; n: number }[]) => {
+        steps.push(items.map((item) => item.id))
+        const bad = items.flatMap((item, i) => (item.id === 'bad' && item.n === 1 ? [[i, new HTTPError(422, 'bad at step 2')] as const] : []))
+        if (bad.length > 0) throw new FailedItemsError(bad)
+        return items.map((item) => (item.n === 3 ? endOfStream : `${item.id}${item.n++}`))
+      },
+      { maxBatchSize: 4 },
+    )
+    const results = await Promise.all(['a', 'bad', 'c'].map((id) => drain(f({ id, n: 0 }))))
+    expect(results).toEqual([['a0', 'a1', 'a2', 'end'], ['bad0', [422, 'bad at step 2']], ['c0', 'c1', 'c2', 'end']])
+    expect(steps[1]).toEqual(['a', 'bad', 'c'])
+    expect(steps[2]).toEqual(['a', 'c'])
   })
 })
 
