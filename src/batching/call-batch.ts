@@ -1,5 +1,6 @@
-import { BatchHandlerError, RequestCancelledError, cancellation } from '../errors.js'
+import { BatchHandlerError, FailedItemsError, RequestCancelledError, cancellation } from '../errors.js'
 import type { CancelSignal } from './cancel-signal.js'
+import { failItemsAndRerun } from './item-errors.js'
 import type { ResolvedBatchOptions } from './options.js'
 
 /** What the queue tells the handler about the batch it is running. */
@@ -254,6 +255,7 @@ export class Batch<T, R> implements BatchInfo {
  * A thrown error fails every caller of the batch, or with
  * `onBatchError: 'isolate'` bisects the batch until the failing items are
  * found, so one poisonous input does not take its neighbours down with it.
+ * A thrown `FailedItemsError` fails only the items it names (item-errors.ts).
  */
 export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolean) {
   return async function runBatch(batch: Batch<T, R>, entries = batch.entries, items = batch.items): Promise<void> {
@@ -261,6 +263,9 @@ export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolea
     try {
       results = await handler(items, entries === batch.entries ? batch : batch.infoFor(entries))
     } catch (error) {
+      if (error instanceof FailedItemsError) {
+        return failItemsAndRerun(error, entries, (rest) => runBatch(batch, rest, rest.map((entry) => entry.item)))
+      }
       if (!isolate || entries.length === 1) return failUnsettled(entries, error)
       // Re-run the halves with the callers who are still waiting; a half that
       // succeeds is answered, a half that throws is split again.
