@@ -1,6 +1,10 @@
 import { BatchHandlerError, type FailedItemsError } from '../errors.js'
-// Types only: call-batch.ts's runner calls into this module.
-import type { Entry } from './call-batch.js'
+
+/** What this module needs of a batched call (an Entry): whether it has settled, and a way to fail it. */
+interface Call {
+  readonly settled: boolean
+  settle(outcome: { ok: false; error: unknown }): void
+}
 
 /** Entries already re-run once without items their handler reported failed: they get no third run. */
 const rerun = new WeakSet<object>()
@@ -13,10 +17,10 @@ const rerun = new WeakSet<object>()
  * batch whose handler throws does (a 500 whose cause the log shows). Without
  * `run` (a stream that has already sent partials) the rest fail so too.
  */
-export async function failItemsAndRerun<T, R>(
+export async function failItemsAndRerun<C extends Call>(
   error: FailedItemsError,
-  entries: readonly Entry<T, R>[],
-  run: ((rest: Entry<T, R>[]) => Promise<void>) | undefined,
+  entries: readonly C[],
+  run: ((rest: C[]) => Promise<void>) | undefined,
 ): Promise<void> {
   if (!failNamedItems(error, entries)) return
   const rest = entries.filter((entry) => !entry.settled)
@@ -35,7 +39,7 @@ export async function failItemsAndRerun<T, R>(
  * index past the batch is the handler's broken contract: every caller fails
  * with a BatchHandlerError, and it returns false.
  */
-export function failNamedItems<T, R>(error: FailedItemsError, entries: readonly Entry<T, R>[]): boolean {
+export function failNamedItems(error: FailedItemsError, entries: readonly Call[]): boolean {
   for (const index of error.errors.keys()) {
     if (index >= entries.length) {
       const message =
@@ -50,6 +54,6 @@ export function failNamedItems<T, R>(error: FailedItemsError, entries: readonly 
 }
 
 /** Settle with `error` every entry that has not settled yet. */
-function failAll<T, R>(entries: readonly Entry<T, R>[], error: unknown): void {
+function failAll(entries: readonly Call[], error: unknown): void {
   for (const entry of entries) entry.settle({ ok: false, error })
 }
