@@ -3,6 +3,7 @@ import { checkCallOptions } from './call-options.js'
 import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { requestContext, type AmbientContext } from './context.js'
 import { Batch, Entry, failUnsettled, type BatchPlace, type BatchQueueOf } from './call-batch.js'
+import { AdaptiveBatchSize, type Clock } from './adaptive.js'
 import { DeadlineTimer } from './deadlines.js'
 import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
 import {
@@ -34,6 +35,12 @@ export interface BatchStats {
   meanBatchSize: number
   /** Batches running now. */
   batchesInFlight: number
+  /**
+   * The batch size (units with batchSizeFn) the queue allows now: with
+   * `adaptive`, the size it chose from what it measured (at most
+   * maxBatchSize); otherwise maxBatchSize.
+   */
+  batchSizeLimit: number
 }
 
 /**
@@ -47,6 +54,8 @@ export interface QueueObserver {
   batchStarted(size: number, units: number, waitMs: number): void
   /** A batch finished after `executionMs`. */
   batchFinished(size: number, waitMs: number, executionMs: number): void
+  /** With `adaptive`: the batch size it chose moved from `from` to `to`. */
+  limitChanged?(from: number, to: number): void
 }
 
 /** Runs one batch; resolves when it is done with every entry. */
@@ -149,12 +158,28 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
+  /** With `adaptive`, what chooses the batch size; undefined otherwise, and then none of it runs. */
+  readonly adaptive: AdaptiveBatchSize | undefined
+  /**
+   * The most units a batch may hold now: maxBatchSize, or with `adaptive`
+   * what it chose. A field rather than a getter: the queue reads it for
+   * every call.
+   */
+  batchSizeLimit: number
+  /** The adaptive size last reported to the observer. */
+  private reportedLimit: number
 
+  /** `clock`: what times batches for `adaptive` (tests drive it); performance.now() by default. */
   constructor(
     readonly options: ResolvedBatchOptions<T>,
     private readonly runner: BatchRunner<T, R>,
+    clock?: Clock,
   ) {
     this.buckets.set(undefined, this.unkeyed)
+    const { adaptive } = options
+    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock)
+    this.batchSizeLimit = this.adaptive === undefined ? options.maxBatchSize : this.adaptive.limit
+    this.reportedLimit = this.batchSizeLimit
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
@@ -201,7 +226,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     // The call joins the newest waiting batch of its bucket, or begins one.
     const newest = bucket.batches.at(-1)
-    if (newest === undefined || newest.units + entry.size > this.options.maxBatchSize) {
+    if (newest === undefined || newest.units + entry.size > this.batchSizeLimit) {
       const batch = new Batch<T, R>(this, bucket, this.batchesBegun++, entry)
       batch.waiting = true
       bucket.batches.push(batch)
@@ -219,7 +244,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     }
     const { maxBatchSize } = this.options
     if (size > maxBatchSize) throw this.tooLarge(size, maxBatchSize)
+    // An adaptive limit never goes below the largest call: a batch must hold any admitted call.
+    if (this.adaptive !== undefined && size > this.adaptive.floor) this.raiseFloor(size, this.adaptive)
     return size
+  }
+
+  private raiseFloor(size: number, adaptive: AdaptiveBatchSize): void {
+    adaptive.admitted(size)
+    if (this.batchSizeLimit < adaptive.limit) this.batchSizeLimit = adaptive.limit
   }
 
   private tooLarge(size: number, maxBatchSize: number): ItemTooLargeError {
@@ -284,11 +316,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       itemsRun: this.itemsRun,
       meanBatchSize: this.batchesRun === 0 ? 0 : this.itemsRun / this.batchesRun,
       batchesInFlight: this.inFlight,
+      batchSizeLimit: this.adaptive === undefined ? this.batchSizeLimit : this.adaptive.chosenSize,
     }
   }
 
   setMaxBatchSize(value: unknown): void {
     this.options.maxBatchSize = getValidPositiveInteger('maxBatchSize', value)
+    // Adaptive: the new maximum bounds the limit from the next batch on.
+    this.batchSizeLimit = this.adaptive === undefined ? this.options.maxBatchSize : Math.min(this.batchSizeLimit, this.options.maxBatchSize)
     this.schedule()
   }
 
@@ -319,7 +354,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       return
     }
     // A call's arrival can only have filled its own bucket.
-    const limit = this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+    const limit = this.forming ? this.forming.maxBatchSize : this.batchSizeLimit
     const full = bucket !== undefined ? bucket.holdsFullBatch(limit) : [...this.buckets.values()].some((each) => each.holdsFullBatch(limit))
     // A full batch has nothing to wait for: start it on a microtask, unless
     // batches have held the thread long enough since the event loop last
@@ -344,7 +379,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     const { allowSmallBatch } = this.options
     while (this.inFlight < this.options.maxConcurrentBatches && this.queued > 0) {
       // The most units the next batch may hold: the forming batch's own, else the current setting.
-      const limit = this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+      const limit = this.forming ? this.forming.maxBatchSize : this.batchSizeLimit
       // Without batch keys or model ids there is one bucket to choose from.
       const bucket = this.buckets.size === 1 ? this.unkeyed : this.nextBucket(limit)
       if (!bucket.holdsFullBatch(limit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
@@ -353,7 +388,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
         const now = Date.now()
         const forming = (this.forming ??= {
           since: now,
-          maxBatchSize: this.options.maxBatchSize,
+          maxBatchSize: this.batchSizeLimit,
           waitMs: this.options.batchWaitTimeoutS * 1000,
         })
         if (!allowSmallBatch) break
@@ -411,6 +446,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     this.inFlight++
     this.batchesRun++
     noteBatchStarted()
+    // Timed with the adaptive size's clock, which is performance.now() unless a test drives it (with no observer).
+    if (this.adaptive !== undefined) batch.startedAt = this.adaptive.now()
     if (this.observer !== undefined) this.observeStart(batch, this.observer)
     // A batch serves many calls, so its handler runs in the batch's own
     // context (its model id, if any), never in the context of whichever
@@ -534,7 +571,24 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
     }
     this.inFlight--
+    if (this.adaptive !== undefined && !this.adaptive.perStep) this.learn(batch, this.adaptive)
     if (this.queued > 0) this.schedule()
+  }
+
+  /** Adaptive: learn the cost of a batch that ended, and take the limit it gives for the next. */
+  private learn(batch: Batch<T, R>, adaptive: AdaptiveBatchSize): void {
+    this.learnCost(batch.units, batch.entries.length, adaptive.now() - batch.startedAt)
+  }
+
+  /** Adaptive: `units` in `calls` calls took `executionMs` (a batch, or a step of continuous batching). */
+  learnCost(units: number, calls: number, executionMs: number): void {
+    const adaptive = this.adaptive!
+    this.batchSizeLimit = adaptive.batchFinished(units, calls, executionMs, this.queued)
+    const chosen = adaptive.chosenSize
+    if (chosen !== this.reportedLimit) {
+      this.observer?.limitChanged?.(this.reportedLimit, chosen)
+      this.reportedLimit = chosen
+    }
   }
 }
 
