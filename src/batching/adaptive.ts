@@ -19,8 +19,11 @@
  * - Under a load that keeps batches back to back, a size n serves
  *   `n / time(n)` items per second per concurrent batch. The limit is the
  *   size with the most items per second among the sizes measured lately, or
- *   the smallest size within 5% of it: a smaller batch answers sooner, and
- *   a few percent is within what a measurement varies by.
+ *   the smallest size within 4% of it: a smaller batch answers sooner, and
+ *   a few percent is within what a measurement varies by. A new choice is
+ *   taken only once the size, measured afresh, wins again, so one noisy
+ *   measurement does not move the limit (without that, a flat curve had the
+ *   limit wander up to sizes that only cost latency).
  * - It learns only from what it runs, so it probes: while calls are queued,
  *   every few batches it runs one or two batches a step above or below the
  *   limit, and at once after the limit moved (in the direction it moved)
@@ -61,9 +64,9 @@ export interface AdaptiveSettings {
 }
 
 /** Sizes within this fraction of the most items/s count as as good: the smaller wins. */
-export const TOLERANCE = 0.05
+export const TOLERANCE = 0.04
 /** Weight of a new batch in a size's mean time. */
-const WEIGHT = 0.5
+const WEIGHT = 0.2
 /** Batches a size needs before it is compared with others (the first run at a new size is often slow). */
 const MIN_SAMPLES = 2
 /** A size's measurement is forgotten this long after its last batch. */
@@ -113,6 +116,8 @@ export class AdaptiveBatchSize {
   /** Index of the chosen size in the ladder. */
   private chosen = 0
   private probe: { index: number; left: number; samplesBefore: number } | undefined = undefined
+  /** A size that won once: it is measured again, and chosen if it wins again. */
+  private pending: number | undefined = undefined
   private sinceProbe = 0
   private probeUpNext = true
   /** Units arriving per millisecond, and what it is measured from. */
@@ -180,13 +185,25 @@ export class AdaptiveBatchSize {
     }
     if (this.probe === undefined) {
       const before = this.chosen
-      this.chosen = this.choose(now)
-      if (this.chosen !== before) {
+      const choice = this.choose(now)
+      if (choice === before) {
+        this.pending = undefined
+        this.sinceProbe++
+      } else if (choice === this.pending) {
+        this.pending = undefined
+        this.chosen = choice
         // Keep going the way it moved: the next size that way is measured at once.
-        this.probeUpNext = this.chosen > before
+        this.probeUpNext = choice > before
         this.sinceProbe = PROBE_EVERY
-      } else this.sinceProbe++
-      if (queuedCalls > 0) this.startProbe(now)
+      } else {
+        // One measurement may be noise: the new size is measured afresh, and taken if it still wins.
+        this.pending = choice
+        const point = this.ladder[choice]!
+        point.samples = 0
+        this.sinceProbe = 0
+        this.probe = { index: choice, left: PROBE_BATCHES, samplesBefore: 0 }
+      }
+      if (this.probe === undefined && queuedCalls > 0) this.startProbe(now)
     }
     const size = this.probe !== undefined ? this.ladder[this.probe.index]!.size : this.ladder[this.chosen]!.size
     return (this.limit = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize)))

@@ -7,13 +7,14 @@
  * latency on that clock), never a wall-clock time.
  */
 import { describe, expect, it } from 'vitest'
-import { AdaptiveBatchSize, sizeLadder } from '../../../src/batching/adaptive.js'
+import { AdaptiveBatchSize, sizeLadder, TOLERANCE } from '../../../src/batching/adaptive.js'
 import { promiseRunner } from '../../../src/batching/call-batch.js'
 import { continuousRunner } from '../../../src/batching/continuous.js'
 import { Entry } from '../../../src/batching/call-batch.js'
 import { getValidOptions, type BatchOptions } from '../../../src/batching/options.js'
 import { BatchQueue, promiseCalls } from '../../../src/batching/queue.js'
 import { batch, batchedMethodsOf, deployment, endOfStream } from '../../../src/index.js'
+import { mulberry32 } from '../../support/prng.js'
 
 type Cost = (n: number) => number
 
@@ -72,7 +73,7 @@ function bestOnLadder(cost: Cost, max: number): number {
   const sizes = sizeLadder(max)
   const speed = (n: number) => n / cost(n)
   const most = Math.max(...sizes.map(speed))
-  return sizes.find((n) => speed(n) >= most * 0.95)!
+  return sizes.find((n) => speed(n) >= most * (1 - TOLERANCE))!
 }
 
 describe('adaptive batch size: the ladder of sizes it measures', () => {
@@ -85,15 +86,15 @@ describe('adaptive batch size: the ladder of sizes it measures', () => {
 
 describe('adaptive batch size: it settles where items per second stop rising', () => {
   const curves: [string, Cost, number][] = [
-    // 5 ms per batch + 1 ms per item: speed rises all the way, but 45 is within 5% of 64.
+    // 5 ms per batch + 1 ms per item: speed rises all the way, but 45 is within 4% of 64.
     ['a fixed overhead plus a per-item cost', (n) => 5 + n, 45],
     // The overhead dominates: the biggest batch is best.
     ['a large overhead and a cheap item', (n) => 50 + 0.1 * n, 64],
-    // Batching gains nothing (the OCR recognizer on a CPU): one item per run.
-    ['a per-item cost with next to no overhead', (n) => 0.1 + 2 * n, 1],
+    // Batching gains next to nothing (the OCR recognizer on a CPU): 2 is within 4% of 64, 1 is not quite.
+    ['a per-item cost with next to no overhead', (n) => 0.1 + 2 * n, 2],
     // Cheap up to 16, then each item costs six times as much (a cache that overflows).
     ['a knee at 16', (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), 16],
-    // Cost grows with n²: the peak is at 20, and 16 is within 5% of 23.
+    // Cost grows with n²: the peak is at 20, and 16 is within 4% of 23.
     ['a superlinear cost', (n) => 4 + 0.2 * n + 0.01 * n * n, 16],
   ]
   for (const [name, cost, expected] of curves) {
@@ -149,7 +150,7 @@ describe('adaptive batch size: it follows a cost curve that changes while it run
 
   it('up: a model where batching gained nothing becomes one where it gains', async () => {
     const s = simulated((n) => 0.1 + 2 * n)
-    expect(mostSeen(await settle(s, 128, 5_000)).limit).toBe(1)
+    expect(mostSeen(await settle(s, 128, 5_000)).limit).toBe(2)
     s.sim.cost = (n) => 30 + 0.2 * n
     await settle(s, 128, 2_000)
     expect(mostSeen(await settle(s, 128, 4_000)).limit).toBe(64)
@@ -314,4 +315,36 @@ describe('adaptive on every form of batching', () => {
     expect(d.options.batching?.adaptive).toEqual({ latencyTargetMs: 50 })
     expect(deployment(Model, { batching: { adaptive: true } }).options.batching?.adaptive).toEqual({ latencyTargetMs: undefined })
   })
+})
+
+describe('adaptive batch size: under noisy measurements', () => {
+  // Real batches vary: ±15% on every batch, and now and then one three times as slow (a pause for garbage collection).
+  const noisy = (cost: Cost, seed: number): Cost => {
+    const rand = mulberry32(seed)
+    return (n) => cost(n) * (rand() < 0.02 ? 3 : 0.85 + 0.3 * rand())
+  }
+  const curves: [string, Cost, number[]][] = [
+    ['a fixed overhead plus a per-item cost', (n) => 5 + n, [32, 45, 64]],
+    ['a knee at 16', (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), [11, 16]],
+    ['a superlinear cost', (n) => 4 + 0.2 * n + 0.01 * n * n, [11, 16, 23]],
+    // Every size from 2 up serves within 2% of the others here, less than the noise: which one it
+    // settles on is left to chance (the best of a dozen noisy estimates reads high), and costs
+    // nothing measurable, since under a load that fills batches a call's wait is callers / items/s.
+    ['a per-item cost with next to no overhead', (n) => 0.1 + 2 * n, [1, 2, 3, 4, 6, 8, 11, 16]],
+  ]
+  for (const [name, cost, near] of curves) {
+    it(`${name}: over eight seeds, settles next to the best size, serving 96% of its items/s on average and never under 92%`, async () => {
+      const speed = (n: number) => n / cost(n)
+      const best = Math.max(...sizeLadder(64).map(speed))
+      const served: number[] = []
+      for (let seed = 1; seed <= 8; seed++) {
+        const s = simulated(noisy(cost, seed))
+        const { limit } = mostSeen(await settle(s, 128, 30_000))
+        expect(near).toContain(limit)
+        served.push(speed(limit) / best)
+      }
+      expect(Math.min(...served)).toBeGreaterThan(0.92)
+      expect(served.reduce((a, b) => a + b) / served.length).toBeGreaterThan(0.96)
+    })
+  }
 })
