@@ -111,6 +111,8 @@ export class AdaptiveBatchSize {
   floor = 1
   /** Set by continuous batching, which times each step (a batch runs as long as its longest sequence). */
   perStep = false
+  /** The chosen size last reported to the queue's observer. */
+  reported: number
   private ladder: Measured[] = []
   private ladderMax = 0
   /** Index of the chosen size in the ladder. */
@@ -137,6 +139,7 @@ export class AdaptiveBatchSize {
   ) {
     this.rebuild()
     this.limit = this.ladder[0]!.size
+    this.reported = this.limit
   }
 
   /** The size chosen now (without a probe): what stats() and the gauge show. */

@@ -37,8 +37,10 @@ export interface BatchQueueOf<T, R> {
   readonly batchSizeLimit: number
   /** With `adaptive`: its clock, and whether it learns from each step rather than each batch. */
   readonly adaptive: { now(): number; perStep: boolean } | undefined
-  /** With `adaptive`: `units` in `calls` calls took `executionMs`. */
-  learnCost(units: number, calls: number, executionMs: number): void
+  /** With `adaptive`: the most units `batch` may hold now (its key's own limit). */
+  limitFor(batch: Batch<T, R>): number
+  /** With `adaptive`: `units` in `calls` calls of `batch` took `executionMs`. */
+  learnCost(batch: Batch<T, R>, units: number, calls: number, executionMs: number): void
   /** Undo what tied a settled call to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void
   /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */

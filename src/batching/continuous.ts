@@ -31,7 +31,7 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
       if (batch.released) return
       let used = 0
       for (const entry of active) used += entry.size
-      const joined = queue.join(batch, queue.batchSizeLimit - used)
+      const joined = queue.join(batch, (adaptive === undefined ? queue.batchSizeLimit : queue.limitFor(batch)) - used)
       if (joined > 0) active.push(...batch.entries.slice(-joined))
       active = active.filter((entry) => !entry.settled)
       if (active.length === 0) return
@@ -47,7 +47,7 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
         if (adaptive !== undefined) {
           let units = 0
           for (const entry of active) units += entry.size
-          queue.learnCost(units, active.length, adaptive.now() - started)
+          queue.learnCost(batch, units, active.length, adaptive.now() - started)
         }
       } catch (error) {
         // Items the step names fail alone; the others take the step again.

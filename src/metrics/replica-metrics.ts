@@ -149,8 +149,8 @@ export class ReplicaMetrics {
     const utilization = this.utilization.labels(labels)
     const batches = this.batches.labels(labels)
     const batchExecution = this.batchExecution.labels(labels)
-    // The adaptive limit as last logged: a line when it has moved by more than a factor of two since.
-    let loggedLimit = controls.stats().batchSizeLimit
+    // The adaptive limit as last logged, per batch key: a line when it has moved by more than a factor of two since.
+    const logged = new Map<string | undefined, number>()
     return {
       dequeued: (waitMs) => queueTime.observe(waitMs / 1000),
       batchStarted: (size, units, waitMs) => {
@@ -171,17 +171,24 @@ export class ReplicaMetrics {
           executionMs: round(executionMs),
         })
       },
-      limitChanged: (_from, to) => {
-        if (to <= loggedLimit * 2 && to * 2 >= loggedLimit) return
+      limitChanged: (from, to, key) => {
+        let last = logged.get(key)
+        if (last === undefined) {
+          // Keys seen once do not pile up: past 64, start again.
+          if (logged.size >= 64) logged.clear()
+          logged.set(key, (last = from))
+        }
+        if (to <= last * 2 && to * 2 >= last) return
         log.info('batch size limit', {
           deployment: labels.deployment,
           replica: Number(labels.replica),
           method,
-          from: loggedLimit,
+          ...(key === undefined ? {} : { key }),
+          from: last,
           to,
           maxBatchSize: controls.options.maxBatchSize,
         })
-        loggedLimit = to
+        logged.set(key, to)
       },
     }
   }

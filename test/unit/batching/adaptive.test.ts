@@ -133,6 +133,34 @@ describe('adaptive batch size: it settles where items per second stop rising', (
   })
 })
 
+describe('adaptive batch size: one estimate per batch key', () => {
+  it('settles each key on its own size when their costs differ (width buckets)', async () => {
+    // Narrow lines: a knee at 16. Wide lines: a large overhead, so the biggest batch is best.
+    const costs: Record<string, Cost> = { narrow: (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), wide: (n) => 50 + 0.1 * n }
+    const clock = { now: 1000 }
+    const sizes: Record<string, number[]> = { narrow: [], wide: [] }
+    const queue = new BatchQueue<string, string>(
+      getValidOptions({ maxBatchSize: 64, adaptive: true, batchKey: (width: string) => width }),
+      promiseRunner(async (items: string[], info) => {
+        clock.now += costs[info.key!]!(items.length)
+        sizes[info.key!]!.push(items.length)
+        return items
+      }, false),
+      () => clock.now,
+    )
+    const call = promiseCalls(queue)
+    const end = clock.now + 60_000
+    await Promise.all(
+      Array.from({ length: 256 }, async (_, i) => {
+        const width = i % 2 === 0 ? 'narrow' : 'wide'
+        while (clock.now < end) await call(width)
+      }),
+    )
+    expect(mostSeen(sizes.narrow!.slice(-200)).limit).toBe(16)
+    expect(mostSeen(sizes.wide!.slice(-100)).limit).toBe(64)
+  })
+})
+
 describe('adaptive batch size: it follows a cost curve that changes while it runs', () => {
   it('down: an overhead-bound model becomes one whose cost grows with n² (another model, a core taken)', async () => {
     const s = simulated((n) => 20 + 0.5 * n)

@@ -100,7 +100,7 @@ describe('replica metrics', () => {
     const lines: string[] = []
     const spy = vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line))
     try {
-      for (const [from, to] of [[8, 11], [11, 16], [16, 23], [23, 32], [32, 23], [23, 8]]) observer!.limitChanged!(from!, to!)
+      for (const [from, to] of [[8, 11], [11, 16], [16, 23], [23, 32], [32, 23], [23, 8]]) observer!.limitChanged!(from!, to!, undefined)
     } finally {
       spy.mockRestore()
     }
