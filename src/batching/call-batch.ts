@@ -230,6 +230,11 @@ export class Batch<T, R> implements BatchInfo {
     return entry !== undefined && !entry.settled
   }
 
+  /** Every caller left while it ran (its signal aborted): it ended early, and its time says nothing of its cost. */
+  get abandoned(): boolean {
+    return this.controller?.signal.aborted === true
+  }
+
   abort(): void {
     this.controller ??= new AbortController()
     this.controller.abort(new RequestCancelledError('every caller of this batch has gone'))

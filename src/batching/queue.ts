@@ -639,6 +639,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   /** Adaptive: learn the cost of a batch that ended, and take the limit it gives for the next. */
   private learn(batch: Batch<T, R>, adaptive: AdaptiveBatchSize): void {
+    if (batch.abandoned) return
     this.learnCost(batch, batch.units, batch.entries.length, adaptive.now() - batch.startedAt)
   }
 

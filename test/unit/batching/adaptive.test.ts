@@ -20,10 +20,12 @@ type Cost = (n: number) => number
 
 /** A queue whose handler takes `cost(n)` ms of fake time for a batch of n; `onRun` runs after the clock moved. */
 function simulated(cost: Cost, options: BatchOptions<number> = {}) {
-  const sim = { now: 1000, cost, onRun: undefined as (() => void) | undefined, batches: [] as number[] }
+  const sim = { now: 1000, cost, onRun: undefined as (() => void) | undefined, batches: [] as number[], hang: false }
   const queue = new BatchQueue<number, number>(
     getValidOptions({ maxBatchSize: 64, adaptive: true, ...options }),
-    promiseRunner(async (items: number[]) => {
+    promiseRunner(async (items: number[], info) => {
+      // A hung handler: it returns only once every caller has gone (and the clock has not moved).
+      if (sim.hang) await new Promise((resolve) => info.signal.addEventListener('abort', resolve))
       sim.now += sim.cost(items.length)
       sim.batches.push(items.length)
       sim.onRun?.()
@@ -120,6 +122,29 @@ describe('adaptive batch size: it settles where items per second stop rising', (
     const limits = await settle(s, 128, 20_000)
     expect(mostSeen(limits).limit).toBe(16)
     expect(Math.max(...s.sim.batches.slice(-100))).toBeLessThanOrEqual(6)
+  })
+
+  it('with maxConcurrentBatches, settles where it does with one', async () => {
+    const s = simulated((n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), { maxConcurrentBatches: 2 })
+    expect(mostSeen(await settle(s, 128, 20_000)).limit).toBe(16)
+  })
+
+  it('does not learn from a batch whose callers all left while it ran (it ended early)', async () => {
+    const s = simulated((n) => 5 + n)
+    await settle(s, 128, 10_000)
+    const before = s.queue.stats().batchSizeLimit
+    // Batches that hang until every caller has gone take no time on this clock: learned from,
+    // they would read as unmeasurable (or free) and move the limit.
+    s.sim.hang = true
+    for (let round = 0; round < 20; round++) {
+      const controllers = Array.from({ length: 64 }, () => new AbortController())
+      const calls = controllers.map((controller) => s.call(1, { signal: controller.signal }).catch(() => undefined))
+      for (let turn = 0; turn < 100 && s.queue.stats().batchesInFlight === 0; turn++) await new Promise((resolve) => setImmediate(resolve))
+      expect(s.queue.stats().batchesInFlight).toBe(1)
+      for (const controller of controllers) controller.abort()
+      await Promise.all(calls)
+    }
+    expect(s.queue.stats().batchSizeLimit).toBe(before)
   })
 
   it('stays within maxBatchSize, and follows a lower one set while it runs', async () => {
