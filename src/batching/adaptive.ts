@@ -49,8 +49,12 @@
  * - It never goes below the largest item (units) it has seen: a batch must
  *   be able to hold any admitted call.
  * - Where the clock stands still while code runs (workerd moves it only on
- *   I/O), a batch takes no measurable time: then nothing can be learned and
- *   the limit is `maxBatchSize`, as without `adaptive`.
+ *   I/O), a batch takes no measurable time: after three such batches in a
+ *   row nothing can be learned, and the limit is `maxBatchSize`, as without
+ *   `adaptive`. (One such batch may be a coarse clock: browsers round
+ *   performance.now().)
+ * - A batch whose callers all left while it ran is not learned from: it
+ *   gave its slot back before the handler finished.
  */
 
 /** Milliseconds from some origin: `performance.now()` unless a test drives it. */
@@ -129,8 +133,10 @@ export class AdaptiveBatchSize {
   private lastQueued = 0
   /** Units run since lastAt (batches that end at the same instant count together). */
   private unitsSince = 0
-  /** The clock did not move across the last batch (workerd): nothing to learn from. */
+  /** The clock did not move across the last batches (workerd): nothing to learn from. */
   private blind = false
+  /** Batches in a row across which the clock did not move. */
+  private stillRuns = 0
 
   constructor(
     private readonly settings: AdaptiveSettings,
@@ -163,6 +169,7 @@ export class AdaptiveBatchSize {
     this.chosen = 0
     while (this.chosen + 1 < this.ladder.length && this.ladder[this.chosen + 1]!.size <= previous) this.chosen++
     this.probe = undefined
+    this.pending = undefined
   }
 
   /**
@@ -174,10 +181,14 @@ export class AdaptiveBatchSize {
     const now = this.now()
     this.measureLoad(units, calls, queuedCalls, now)
     if (!(executionMs > 0)) {
-      // The clock stood still: nothing to learn; behave as without adaptive.
+      // The clock stood still. Once may be a coarse clock (browsers round
+      // performance.now()); three times in a row, nothing can be learned here:
+      // behave as without adaptive.
+      if (++this.stillRuns < 3) return this.limit
       this.blind = true
       return (this.limit = this.settings.maxBatchSize)
     }
+    this.stillRuns = 0
     this.blind = false
     this.record(this.nearest(units), units, executionMs, now)
 
@@ -260,6 +271,7 @@ export class AdaptiveBatchSize {
       for (const other of this.ladder) if (other !== point) other.samples = 0
       Object.assign(point, { units, ms, samples: MIN_SAMPLES, off: 0 })
       this.probe = undefined
+      this.pending = undefined
       this.sinceProbe = PROBE_EVERY
     }
     // A single batch far off its size's mean is left out of it (a pause for
