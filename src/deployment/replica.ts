@@ -214,9 +214,11 @@ export class Replica implements ReplicaEndpoint {
   async describe(): Promise<ReplicaDescription> {
     const methods: ReplicaDescription['methods'] = {}
     for (const [name, controls] of this.#metrics.watched()) {
-      const { batchSizeFn, batchKey, maxQueuedRequests, ...plain } = controls.options
+      const { batchSizeFn, batchKey, maxQueuedRequests, adaptive, ...plain } = controls.options
       methods[name] = {
         ...plain,
+        // As the user spells it: JSON would drop `latencyTargetMs: undefined` and show `true` as {}.
+        adaptive: adaptive === false || adaptive.latencyTargetMs === undefined ? adaptive !== false : adaptive,
         // JSON has no Infinity; say it in words.
         maxQueuedRequests: maxQueuedRequests === Infinity ? 'unbounded' : maxQueuedRequests,
         batchSizeFn: batchSizeFn ? 'custom' : null,

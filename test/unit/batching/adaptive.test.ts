@@ -13,6 +13,7 @@ import { continuousRunner } from '../../../src/batching/continuous.js'
 import { Entry } from '../../../src/batching/call-batch.js'
 import { getValidOptions, type BatchOptions } from '../../../src/batching/options.js'
 import { BatchQueue, promiseCalls } from '../../../src/batching/queue.js'
+import { Replica } from '../../../src/deployment/replica.js'
 import { batch, batchedMethodsOf, deployment, endOfStream } from '../../../src/index.js'
 import { mulberry32 } from '../../support/prng.js'
 
@@ -358,7 +359,7 @@ describe('adaptive on every form of batching', () => {
     expect(recent.filter((n) => n <= 2).length / recent.length).toBeGreaterThan(0.8)
   })
 
-  it("a deployment's batching config takes adaptive, and passes it to the queue of fetch()", () => {
+  it("a deployment's batching config takes adaptive, and passes it to the queue of fetch(); /-/routes shows it as spelled", async () => {
     class Model {
       async fetch(requests: Request[]) {
         return requests.map(() => 'ok')
@@ -366,7 +367,17 @@ describe('adaptive on every form of batching', () => {
     }
     const d = deployment(Model, { batching: { maxBatchSize: 32, adaptive: { latencyTargetMs: 50 } } })
     expect(d.options.batching?.adaptive).toEqual({ latencyTargetMs: 50 })
-    expect(deployment(Model, { batching: { adaptive: true } }).options.batching?.adaptive).toEqual({ latencyTargetMs: undefined })
+    const replica = new Replica(d, 0)
+    await Promise.all([1, 2, 3].map(() => replica.answer(new Request('http://x/'))))
+    const { methods } = await replica.describe()
+    expect(methods.fetch).toMatchObject({ maxBatchSize: 32, adaptive: { latencyTargetMs: 50 } })
+
+    const plain = new Replica(deployment(Model, { name: 'Plain', batching: { adaptive: true } }), 0)
+    await plain.answer(new Request('http://x/'))
+    expect((await plain.describe()).methods.fetch).toMatchObject({ adaptive: true })
+    const fixed = new Replica(deployment(Model, { name: 'Fixed', batching: {} }), 0)
+    await fixed.answer(new Request('http://x/'))
+    expect((await fixed.describe()).methods.fetch).toMatchObject({ adaptive: false })
   })
 })
 
