@@ -263,6 +263,14 @@ describe('adaptive batch size with latencyTargetMs', () => {
     expect(p99(latencies)).toBeLessThanOrEqual(40)
   })
 
+  it('holds the target with ±15% noise on every batch too', async () => {
+    const rand = mulberry32(7)
+    const s = simulated((n) => cost(n) * (0.85 + 0.3 * rand()), { adaptive: { latencyTargetMs: 40 } })
+    const latencies = await openLoop(s, 0.4, 1000 + 20_000, 1000 + 10_000)
+    expect(s.queue.stats().batchSizeLimit).toBeLessThanOrEqual(11)
+    expect(p99(latencies)).toBeLessThanOrEqual(40)
+  })
+
   it('under a load no size serves within the target, serves the most it can rather than let the queue grow', async () => {
     // 800 calls/s: only sizes of 45 and up keep up (45 / 50 ms = 900/s), at 2·50 = 100 ms.
     const s = simulated(cost, { adaptive: { latencyTargetMs: 40 } })
