@@ -113,6 +113,16 @@ describe('adaptive batch size: it settles where items per second stop rising', (
     })
   }
 
+  it('keeps the curve it measured, for a dashboard to draw', async () => {
+    const cost: Cost = (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16))
+    const s = simulated(cost)
+    await settle(s, 128, 10_000)
+    const curve = s.queue.adaptive!.curve()
+    const at16 = curve.find((point) => point.size === 16)!
+    expect(at16.ms).toBeCloseTo(cost(16))
+    expect(curve.every((point) => point.size <= 64 && point.ms > 0)).toBe(true)
+  })
+
   it('counts batchSizeFn units, and never goes below the largest call', async () => {
     // Items of 4 units: the knee at 16 units is at 4 items.
     const s = simulated((units) => (units <= 16 ? 2 + 0.5 * units : 10 + 3 * (units - 16)), { batchSizeFn: () => 4 })
