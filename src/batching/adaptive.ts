@@ -203,14 +203,15 @@ export class AdaptiveBatchSize {
       if (choice === before) {
         this.pending = undefined
         this.sinceProbe++
-      } else if (choice === this.pending) {
+      } else if (choice === this.pending || this.clearlyFaster(choice, before, now)) {
         this.pending = undefined
         this.chosen = choice
         // Keep going the way it moved: the next size that way is measured at once.
         this.probeUpNext = choice > before
         this.sinceProbe = PROBE_EVERY
       } else {
-        // One measurement may be noise: the new size is measured afresh, and taken if it still wins.
+        // One measurement may be noise: the new size is measured afresh, and taken if it still wins
+        // (unless it won by far: climbing from a batch of one, each step up is often 30% faster or more).
         this.pending = choice
         const point = this.ladder[choice]!
         point.samples = 0
@@ -221,6 +222,13 @@ export class AdaptiveBatchSize {
     }
     const size = this.probe !== undefined ? this.ladder[this.probe.index]!.size : this.ladder[this.chosen]!.size
     return (this.limit = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize)))
+  }
+
+  /** Whether size `index` serves clearly more than size `than` (by three tolerances): no noise makes that much. */
+  private clearlyFaster(index: number, than: number, now: number): boolean {
+    const point = this.ladder[index]!
+    const other = this.ladder[than]!
+    return this.usable(point, now) && this.usable(other, now) && this.speed(point) > this.speed(other) * (1 + 3 * TOLERANCE)
   }
 
   /** Units arriving per millisecond: those run plus the growth of the queue, over the time between batches. */
