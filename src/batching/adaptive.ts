@@ -21,9 +21,10 @@
  *   size with the most items per second among the sizes measured lately, or
  *   the smallest size within 4% of it: a smaller batch answers sooner, and
  *   a few percent is within what a measurement varies by. A new choice is
- *   taken only once the size, measured afresh, wins again, so one noisy
- *   measurement does not move the limit (without that, a flat curve had the
- *   limit wander up to sizes that only cost latency).
+ *   taken only once the size, measured afresh, wins again (or if it is
+ *   faster by 12% or more), so one noisy measurement does not move the
+ *   limit (without that, a flat curve had the limit wander up to sizes that
+ *   only cost latency).
  * - It learns only from what it runs, so it probes: while calls are queued,
  *   every few batches it runs one or two batches a step above or below the
  *   limit, and at once after the limit moved (in the direction it moved)
