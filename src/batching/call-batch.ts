@@ -33,6 +33,14 @@ export interface BatchPlace {
 /** The queue a batch belongs to, as its batches, their calls and their runners see it. */
 export interface BatchQueueOf<T, R> {
   readonly options: ResolvedBatchOptions<T>
+  /** The most units a batch may hold now (maxBatchSize, or less with `adaptive`). */
+  readonly batchSizeLimit: number
+  /** With `adaptive`: its clock, and whether it learns from each step rather than each batch. */
+  readonly adaptive: { now(): number; perStep: boolean } | undefined
+  /** With `adaptive`: the most units `batch` may hold now (its key's own limit). */
+  limitFor(batch: Batch<T, R>): number
+  /** With `adaptive`: `units` in `calls` calls of `batch` took `executionMs`. */
+  learnCost(batch: Batch<T, R>, units: number, calls: number, executionMs: number): void
   /** Undo what tied a settled call to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void
   /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */
@@ -220,6 +228,11 @@ export class Batch<T, R> implements BatchInfo {
   isActive(index: number): boolean {
     const entry = this.entries[index]
     return entry !== undefined && !entry.settled
+  }
+
+  /** Every caller left while it ran (its signal aborted): it ended early, and its time says nothing of its cost. */
+  get abandoned(): boolean {
+    return this.controller?.signal.aborted === true
   }
 
   abort(): void {

@@ -3,7 +3,7 @@ export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatc
 export { batchedMethodsOf, type BatchMethodDecorator } from './decorator.js'
 export { currentContext, runWithContext, type AmbientContext } from './context.js'
 export type { BatchInfo } from './call-batch.js'
-export type { BatchOptions, CallContext, OnBatchError, ResolvedBatchOptions } from './options.js'
+export type { AdaptiveOptions, BatchOptions, CallContext, OnBatchError, ResolvedAdaptive, ResolvedBatchOptions } from './options.js'
 export type { BatchStats, CallOptions, QueueObserver } from './queue.js'
 export type { BatchHandler } from './call-batch.js'
 export { endOfStream, type EndOfStream, type StreamBatchHandler, type StreamStep } from './stream.js'

@@ -39,7 +39,23 @@ export interface BatchOptions<T> {
   allowSmallBatch?: boolean
   /** `'isolate'`: when the handler throws, split the batch to find the failing items. Default `'fail-all'`. */
   onBatchError?: OnBatchError
+  /**
+   * `true`: the queue picks the batch size (at most `maxBatchSize`) that
+   * gives the most items per second, from the cost it measures per batch
+   * size, and keeps measuring. `{ latencyTargetMs }`: and keeps the batch
+   * size small enough that queueing plus running stays within the target
+   * where the load allows. Default false: every batch may hold `maxBatchSize`.
+   */
+  adaptive?: boolean | AdaptiveOptions
 }
+
+export interface AdaptiveOptions {
+  /** Milliseconds a call may spend queued and running, for the p99 to aim at. */
+  latencyTargetMs?: number | undefined
+}
+
+/** `adaptive` after validation: false, or the settings of the adaptive batch size. */
+export type ResolvedAdaptive = false | { latencyTargetMs: number | undefined }
 
 /** Options after validation, with defaults applied. */
 export interface ResolvedBatchOptions<T> {
@@ -54,6 +70,7 @@ export interface ResolvedBatchOptions<T> {
   strideS: number
   allowSmallBatch: boolean
   onBatchError: OnBatchError
+  adaptive: ResolvedAdaptive
 }
 
 const KNOWN_OPTIONS = [
@@ -66,6 +83,7 @@ const KNOWN_OPTIONS = [
   'strideS',
   'allowSmallBatch',
   'onBatchError',
+  'adaptive',
 ]
 
 /**
@@ -133,6 +151,28 @@ export function checkKnownOptions(where: string, options: object, known: readonl
   }
 }
 
+/**
+ * `adaptive`: `false`, `true`, or `{ latencyTargetMs }`. `name` is how the
+ * message names it (`batching.adaptive` in a deployment's config).
+ */
+export function getValidAdaptive(name: string, value: unknown): ResolvedAdaptive {
+  if (value === undefined || value === false) return false
+  if (value === true) return { latencyTargetMs: undefined }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`${name} must be true, false or an object like { latencyTargetMs: 50 }, received ${formatReceived(value)}`)
+  }
+  checkKnownOptions(name, value, ['latencyTargetMs'])
+  const target = (value as AdaptiveOptions).latencyTargetMs
+  if (target === undefined) return { latencyTargetMs: undefined }
+  if (typeof target !== 'number') {
+    throw new TypeError(`${name}.latencyTargetMs must be a number of milliseconds, e.g. { latencyTargetMs: 50 }, received ${formatReceived(target)}`)
+  }
+  if (!Number.isFinite(target) || target <= 0) {
+    throw new RangeError(`${name}.latencyTargetMs must be a finite number of milliseconds greater than 0, received ${formatReceived(target)}`)
+  }
+  return { latencyTargetMs: target }
+}
+
 /** Only `undefined` means "use the default": a `null` is a mistake worth reporting. */
 function orDefault<V>(value: V | undefined, fallback: V): V {
   return value === undefined ? fallback : value
@@ -162,5 +202,6 @@ export function getValidOptions<T>(options: BatchOptions<T> | undefined): Resolv
     strideS: getValidSeconds('strideS', orDefault(options.strideS, 0)),
     allowSmallBatch,
     onBatchError,
+    adaptive: getValidAdaptive('adaptive', options.adaptive),
   }
 }

@@ -3,6 +3,7 @@ import { checkCallOptions } from './call-options.js'
 import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { requestContext, type AmbientContext } from './context.js'
 import { Batch, Entry, failUnsettled, type BatchPlace, type BatchQueueOf } from './call-batch.js'
+import { AdaptiveBatchSize, type Clock } from './adaptive.js'
 import { DeadlineTimer } from './deadlines.js'
 import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
 import {
@@ -34,6 +35,12 @@ export interface BatchStats {
   meanBatchSize: number
   /** Batches running now. */
   batchesInFlight: number
+  /**
+   * The batch size (units with batchSizeFn) the queue allows now: with
+   * `adaptive`, the size it chose from what it measured (at most
+   * maxBatchSize); otherwise maxBatchSize.
+   */
+  batchSizeLimit: number
 }
 
 /**
@@ -47,6 +54,8 @@ export interface QueueObserver {
   batchStarted(size: number, units: number, waitMs: number): void
   /** A batch finished after `executionMs`. */
   batchFinished(size: number, waitMs: number, executionMs: number): void
+  /** With `adaptive`: the batch size it chose (for the calls of `key`, with a batchKey or model id) moved from `from` to `to`. */
+  limitChanged?(from: number, to: number, key: string | undefined): void
 }
 
 /** Runs one batch; resolves when it is done with every entry. */
@@ -59,6 +68,8 @@ export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
  */
 class Bucket<T, R> implements BatchPlace {
   readonly batches: Batch<T, R>[] = []
+  /** With `adaptive`, a keyed bucket's own estimate of its cost (keys may differ in cost: width buckets, models). */
+  estimate: AdaptiveBatchSize | undefined = undefined
 
   constructor(
     /** Its key in the queue's Map: see bucketKey(). */
@@ -77,7 +88,17 @@ class Bucket<T, R> implements BatchPlace {
     for (const batch of this.batches) if ((units += batch.units) >= limit) return true
     return false
   }
+
+  /** Calls waiting in it. */
+  get waiting(): number {
+    let calls = 0
+    for (const batch of this.batches) calls += batch.live
+    return calls
+  }
 }
+
+/** Keys whose adaptive estimates a queue keeps (the most recently run), so keys seen once do not pile up. */
+const MAX_ESTIMATES = 64
 
 /**
  * The Map key of the bucket for a batchKey and a multiplexed model id. Model
@@ -149,12 +170,34 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
+  /**
+   * With `adaptive`, what chooses the batch size of calls without a key;
+   * undefined otherwise, and then none of it runs. Each batch key (and
+   * model id) has an estimate of its own in `estimates`.
+   */
+  readonly adaptive: AdaptiveBatchSize | undefined
+  private readonly estimates: Map<string, AdaptiveBatchSize> | undefined
+  /** The estimate that learned from the last batch: what stats() reports. */
+  private lastEstimate: AdaptiveBatchSize | undefined
+  /**
+   * The most units a batch may hold now: maxBatchSize, or with `adaptive`
+   * what it chose. A field rather than a getter: the queue reads it for
+   * every call.
+   */
+  batchSizeLimit: number
 
+  /** `clock`: what times batches for `adaptive` (tests drive it); performance.now() by default. */
   constructor(
     readonly options: ResolvedBatchOptions<T>,
     private readonly runner: BatchRunner<T, R>,
+    clock?: Clock,
   ) {
     this.buckets.set(undefined, this.unkeyed)
+    const { adaptive } = options
+    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock)
+    this.batchSizeLimit = this.adaptive === undefined ? options.maxBatchSize : this.adaptive.limit
+    this.estimates = this.adaptive === undefined ? undefined : new Map()
+    this.lastEstimate = this.adaptive
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
@@ -201,7 +244,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     // The call joins the newest waiting batch of its bucket, or begins one.
     const newest = bucket.batches.at(-1)
-    if (newest === undefined || newest.units + entry.size > this.options.maxBatchSize) {
+    const limit = bucket === this.unkeyed || this.estimates === undefined ? this.batchSizeLimit : this.limitOf(bucket)
+    if (newest === undefined || newest.units + entry.size > limit) {
       const batch = new Batch<T, R>(this, bucket, this.batchesBegun++, entry)
       batch.waiting = true
       bucket.batches.push(batch)
@@ -219,7 +263,43 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     }
     const { maxBatchSize } = this.options
     if (size > maxBatchSize) throw this.tooLarge(size, maxBatchSize)
+    // An adaptive limit never goes below the largest call: a batch must hold any admitted call.
+    if (this.adaptive !== undefined && size > this.adaptive.floor) this.raiseFloor(size, this.adaptive)
     return size
+  }
+
+  private raiseFloor(size: number, adaptive: AdaptiveBatchSize): void {
+    adaptive.admitted(size)
+    for (const estimate of this.estimates!.values()) estimate.admitted(size)
+    if (this.batchSizeLimit < adaptive.limit) this.batchSizeLimit = adaptive.limit
+  }
+
+  /** Adaptive: the estimate of a bucket's cost, its key's own. */
+  private estimateOf(bucket: Bucket<T, R>): AdaptiveBatchSize {
+    if (bucket === this.unkeyed) return this.adaptive!
+    if (bucket.estimate !== undefined) return bucket.estimate
+    const estimates = this.estimates!
+    const mapKey = bucket.mapKey!
+    let estimate = estimates.get(mapKey)
+    if (estimate === undefined) {
+      const adaptive = this.adaptive!
+      estimate = new AdaptiveBatchSize(this.options, adaptive.latencyTargetMs, adaptive.now)
+      estimate.admitted(adaptive.floor)
+      if (estimates.size >= MAX_ESTIMATES) estimates.delete(estimates.keys().next().value!)
+      estimates.set(mapKey, estimate)
+    }
+    return (bucket.estimate = estimate)
+  }
+
+  /** Adaptive: the most units a batch of this bucket may hold now. */
+  private limitOf(bucket: Bucket<T, R>): number {
+    if (bucket === this.unkeyed) return this.batchSizeLimit
+    return Math.min(this.estimateOf(bucket).limit, this.options.maxBatchSize)
+  }
+
+  /** The most units `batch` may hold now (continuous batching asks before each step). */
+  limitFor(batch: Batch<T, R>): number {
+    return this.estimates === undefined ? this.batchSizeLimit : this.limitOf(batch.place as Bucket<T, R>)
   }
 
   private tooLarge(size: number, maxBatchSize: number): ItemTooLargeError {
@@ -284,11 +364,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       itemsRun: this.itemsRun,
       meanBatchSize: this.batchesRun === 0 ? 0 : this.itemsRun / this.batchesRun,
       batchesInFlight: this.inFlight,
+      batchSizeLimit: this.lastEstimate === undefined ? this.batchSizeLimit : Math.min(this.lastEstimate.chosenSize, this.options.maxBatchSize),
     }
   }
 
   setMaxBatchSize(value: unknown): void {
     this.options.maxBatchSize = getValidPositiveInteger('maxBatchSize', value)
+    // Adaptive: the new maximum bounds the limit from the next batch on.
+    this.batchSizeLimit = this.adaptive === undefined ? this.options.maxBatchSize : Math.min(this.batchSizeLimit, this.options.maxBatchSize)
     this.schedule()
   }
 
@@ -319,8 +402,13 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       return
     }
     // A call's arrival can only have filled its own bucket.
-    const limit = this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
-    const full = bucket !== undefined ? bucket.holdsFullBatch(limit) : [...this.buckets.values()].some((each) => each.holdsFullBatch(limit))
+    const limit = this.forming ? this.forming.maxBatchSize : this.batchSizeLimit
+    const full =
+      this.estimates !== undefined
+        ? this.holdsFullAdaptive(bucket)
+        : bucket !== undefined
+          ? bucket.holdsFullBatch(limit)
+          : [...this.buckets.values()].some((each) => each.holdsFullBatch(limit))
     // A full batch has nothing to wait for: start it on a microtask, unless
     // batches have held the thread long enough since the event loop last
     // turned (see loop-turn.ts). A partial one waits for the end of this round
@@ -340,20 +428,29 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     waitForLoopTurn(this.pumpAfterTurn)
   }
 
+  /** Adaptive: whether `bucket` (or, without one, any bucket) holds a full batch by its own limit. */
+  private holdsFullAdaptive(bucket: Bucket<T, R> | undefined): boolean {
+    if (bucket !== undefined) return bucket.holdsFullBatch(this.limitOf(bucket))
+    for (const each of this.buckets.values()) if (each.batches.length > 0 && each.holdsFullBatch(this.limitOf(each))) return true
+    return false
+  }
+
   private pump(): void {
     const { allowSmallBatch } = this.options
     while (this.inFlight < this.options.maxConcurrentBatches && this.queued > 0) {
       // The most units the next batch may hold: the forming batch's own, else the current setting.
-      const limit = this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+      const limit = this.forming ? this.forming.maxBatchSize : this.batchSizeLimit
       // Without batch keys or model ids there is one bucket to choose from.
       const bucket = this.buckets.size === 1 ? this.unkeyed : this.nextBucket(limit)
-      if (!bucket.holdsFullBatch(limit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
+      // With adaptive, each key's own limit (the size a forming batch began with does not hold: it moves every batch).
+      const bucketLimit = this.estimates === undefined ? limit : this.limitOf(bucket)
+      if (!bucket.holdsFullBatch(bucketLimit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
         // A partial batch with a free slot: it forms from now, with the
         // settings in force now.
         const now = Date.now()
         const forming = (this.forming ??= {
           since: now,
-          maxBatchSize: this.options.maxBatchSize,
+          maxBatchSize: this.batchSizeLimit,
           waitMs: this.options.batchWaitTimeoutS * 1000,
         })
         if (!allowSmallBatch) break
@@ -369,7 +466,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
           break
         }
       }
-      this.dispatch(bucket, limit)
+      this.dispatch(bucket, bucketLimit)
     }
     if (this.queued === 0 && this.strideTimer !== undefined) {
       clearInterval(this.strideTimer)
@@ -383,7 +480,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     let bestFull = false
     for (const bucket of this.buckets.values()) {
       if (bucket.batches.length === 0) continue
-      const full = bucket.holdsFullBatch(limit)
+      const full = bucket.holdsFullBatch(this.estimates === undefined ? limit : this.limitOf(bucket))
       if (!best || (full && !bestFull) || (full === bestFull && bucket.batches[0]!.sequence < best.batches[0]!.sequence)) {
         best = bucket
         bestFull = full
@@ -411,6 +508,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     this.inFlight++
     this.batchesRun++
     noteBatchStarted()
+    // Timed with the adaptive size's clock, which is performance.now() unless a test drives it (with no observer).
+    if (this.adaptive !== undefined) batch.startedAt = this.adaptive.now()
     if (this.observer !== undefined) this.observeStart(batch, this.observer)
     // A batch serves many calls, so its handler runs in the batch's own
     // context (its model id, if any), never in the context of whichever
@@ -534,7 +633,35 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
     }
     this.inFlight--
+    if (this.adaptive !== undefined && !this.adaptive.perStep) this.learn(batch, this.adaptive)
     if (this.queued > 0) this.schedule()
+  }
+
+  /** Adaptive: learn the cost of a batch that ended, and take the limit it gives for the next. */
+  private learn(batch: Batch<T, R>, adaptive: AdaptiveBatchSize): void {
+    if (batch.abandoned) return
+    this.learnCost(batch, batch.units, batch.entries.length, adaptive.now() - batch.startedAt)
+  }
+
+  /** Adaptive: `units` in `calls` calls of `batch` took `executionMs` (the whole batch, or a step of continuous batching). */
+  learnCost(batch: Batch<T, R>, units: number, calls: number, executionMs: number): void {
+    const bucket = batch.place as Bucket<T, R>
+    const estimate = this.estimateOf(bucket)
+    if (bucket !== this.unkeyed) {
+      // The most recently run keys are kept: refresh its place in the Map's order.
+      this.estimates!.delete(bucket.mapKey!)
+      this.estimates!.set(bucket.mapKey!, estimate)
+    }
+    // Its own key's calls waiting: the load on this estimate.
+    const waiting = bucket === this.unkeyed && this.buckets.size === 1 ? this.queued : (this.buckets.get(bucket.mapKey)?.waiting ?? 0)
+    const limit = estimate.batchFinished(units, calls, executionMs, waiting)
+    if (estimate === this.adaptive) this.batchSizeLimit = limit
+    this.lastEstimate = estimate
+    const chosen = estimate.chosenSize
+    if (chosen !== estimate.reported) {
+      this.observer?.limitChanged?.(estimate.reported, chosen, bucket.key ?? bucket.modelId)
+      estimate.reported = chosen
+    }
   }
 }
 

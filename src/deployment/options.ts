@@ -1,4 +1,12 @@
-import { checkKnownOptions, formatReceived, getValidPositiveInteger, getValidSeconds } from '../batching/options.js'
+import {
+  checkKnownOptions,
+  formatReceived,
+  getValidAdaptive,
+  getValidPositiveInteger,
+  getValidSeconds,
+  type AdaptiveOptions,
+  type ResolvedAdaptive,
+} from '../batching/options.js'
 
 /**
  * Ray Serve's `batching_config`: batch whole `fetch()` calls. The class's
@@ -14,7 +22,12 @@ export interface BatchingConfig {
   strideS?: number
   /** `false`: full batches only. Default true. */
   allowSmallBatch?: boolean
+  /** `true` or `{ latencyTargetMs }`: the queue picks the batch size, `maxBatchSize` its upper bound. Default false. */
+  adaptive?: boolean | AdaptiveOptions
 }
+
+/** A deployment's `batching` after validation, with defaults applied. */
+export type ResolvedBatchingConfig = Required<Omit<BatchingConfig, 'adaptive'>> & { adaptive: ResolvedAdaptive }
 
 /**
  * Ray Serve's `autoscaling_config`: the replica count follows the load. The
@@ -69,13 +82,13 @@ export interface ResolvedDeploymentOptions {
   maxOngoingRequests: number
   maxQueuedRequests: number
   requestTimeoutS: number | undefined
-  batching: Required<BatchingConfig> | undefined
+  batching: ResolvedBatchingConfig | undefined
   autoscaling: ResolvedAutoscalingConfig | undefined
   binding: string
 }
 
 const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding']
-const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch']
+const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch', 'adaptive']
 const KNOWN_AUTOSCALING = [
   'minReplicas',
   'maxReplicas',
@@ -117,7 +130,7 @@ function getValidName(name: unknown): string {
   return name
 }
 
-function getValidBatching(value: unknown): Required<BatchingConfig> | undefined {
+function getValidBatching(value: unknown): ResolvedBatchingConfig | undefined {
   if (value === undefined) return undefined
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new TypeError(`batching must be an object like { maxBatchSize: 32, batchWaitTimeoutS: 0.1 }, received ${formatReceived(value)}`)
@@ -133,6 +146,7 @@ function getValidBatching(value: unknown): Required<BatchingConfig> | undefined 
     batchWaitTimeoutS: getValidSeconds('batching.batchWaitTimeoutS', config.batchWaitTimeoutS ?? 0),
     strideS: getValidSeconds('batching.strideS', config.strideS ?? 0),
     allowSmallBatch,
+    adaptive: getValidAdaptive('batching.adaptive', config.adaptive),
   }
 }
 

@@ -125,7 +125,7 @@ export class Replica implements ReplicaEndpoint {
 
   /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */
   #batchFetch(instance: object, fetch: FetchMethod): BatchedFunction<Request, unknown> {
-    const { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch } = this.deployment.options.batching!
+    const { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch, adaptive } = this.deployment.options.batching!
     const batched = batch(
       async (requests: Request[]) => {
         const responses = await fetch.call(instance, requests)
@@ -133,7 +133,7 @@ export class Replica implements ReplicaEndpoint {
         // Response in answer(), or on a thread its answer's parts, never built twice.
         return responses as unknown[] // not an array: the queue reports the broken contract
       },
-      { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch },
+      { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch, adaptive },
     )
     this.#metrics.watch('fetch', batched)
     return batched
@@ -214,9 +214,11 @@ export class Replica implements ReplicaEndpoint {
   async describe(): Promise<ReplicaDescription> {
     const methods: ReplicaDescription['methods'] = {}
     for (const [name, controls] of this.#metrics.watched()) {
-      const { batchSizeFn, batchKey, maxQueuedRequests, ...plain } = controls.options
+      const { batchSizeFn, batchKey, maxQueuedRequests, adaptive, ...plain } = controls.options
       methods[name] = {
         ...plain,
+        // As the user spells it: JSON would drop `latencyTargetMs: undefined` and show `true` as {}.
+        adaptive: adaptive === false || adaptive.latencyTargetMs === undefined ? adaptive !== false : adaptive,
         // JSON has no Infinity; say it in words.
         maxQueuedRequests: maxQueuedRequests === Infinity ? 'unbounded' : maxQueuedRequests,
         batchSizeFn: batchSizeFn ? 'custom' : null,

@@ -76,6 +76,11 @@ export class ReplicaMetrics {
     this.labels = { deployment, replica: String(replica) }
     this.statGauge('edgeserve_queue_length', 'Calls waiting in each batch queue.', 'queueLength')
     this.statGauge('edgeserve_batches_in_flight', 'Batches running now.', 'batchesInFlight')
+    this.statGauge(
+      'edgeserve_batch_size_limit',
+      'The batch size (units with batchSizeFn) each queue allows now: maxBatchSize, or with adaptive the size it chose.',
+      'batchSizeLimit',
+    )
     this.registry.gauge({
       name: 'edgeserve_multiplexed_models_loaded',
       help: 'Models a multiplexed deployment holds loaded on this replica.',
@@ -95,7 +100,7 @@ export class ReplicaMetrics {
   }
 
   /** A gauge per batched method, read from its queue's stats() when metrics are collected. */
-  private statGauge(name: string, help: string, stat: 'queueLength' | 'batchesInFlight'): void {
+  private statGauge(name: string, help: string, stat: 'queueLength' | 'batchesInFlight' | 'batchSizeLimit'): void {
     this.registry.gauge({
       name,
       help,
@@ -144,6 +149,8 @@ export class ReplicaMetrics {
     const utilization = this.utilization.labels(labels)
     const batches = this.batches.labels(labels)
     const batchExecution = this.batchExecution.labels(labels)
+    // The adaptive limit as last logged, per batch key: a line when it has moved by more than a factor of two since.
+    const logged = new Map<string | undefined, number>()
     return {
       dequeued: (waitMs) => queueTime.observe(waitMs / 1000),
       batchStarted: (size, units, waitMs) => {
@@ -163,6 +170,25 @@ export class ReplicaMetrics {
           waitMs: round(waitMs),
           executionMs: round(executionMs),
         })
+      },
+      limitChanged: (from, to, key) => {
+        let last = logged.get(key)
+        if (last === undefined) {
+          // Keys seen once do not pile up: past 64, start again.
+          if (logged.size >= 64) logged.clear()
+          logged.set(key, (last = from))
+        }
+        if (to <= last * 2 && to * 2 >= last) return
+        log.info('batch size limit', {
+          deployment: labels.deployment,
+          replica: Number(labels.replica),
+          method,
+          ...(key === undefined ? {} : { key }),
+          from: last,
+          to,
+          maxBatchSize: controls.options.maxBatchSize,
+        })
+        logged.set(key, to)
       },
     }
   }

@@ -217,7 +217,7 @@ describe('calls waiting while a batch runs', () => {
 })
 
 describe('stats()', () => {
-  it('reports queue length, batches run, items run, mean batch size and batches in flight', async () => {
+  it('reports queue length, batches run, items run, mean batch size, batches in flight and the batch size limit', async () => {
     const gate = deferred()
     const f = batch(
       async (xs: number[]) => {
@@ -226,13 +226,13 @@ describe('stats()', () => {
       },
       { maxBatchSize: 3 },
     )
-    expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 0, itemsRun: 0, meanBatchSize: 0, batchesInFlight: 0 })
+    expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 0, itemsRun: 0, meanBatchSize: 0, batchesInFlight: 0, batchSizeLimit: 3 })
     const ps = [1, 2, 3, 4].map((x) => f(x))
     await flushQueue()
-    expect(f.stats()).toEqual({ queueLength: 1, batchesRun: 1, itemsRun: 3, meanBatchSize: 3, batchesInFlight: 1 })
+    expect(f.stats()).toEqual({ queueLength: 1, batchesRun: 1, itemsRun: 3, meanBatchSize: 3, batchesInFlight: 1, batchSizeLimit: 3 })
     gate.resolve()
     await Promise.all(ps)
-    expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 2, itemsRun: 4, meanBatchSize: 2, batchesInFlight: 0 })
+    expect(f.stats()).toEqual({ queueLength: 0, batchesRun: 2, itemsRun: 4, meanBatchSize: 2, batchesInFlight: 0, batchSizeLimit: 3 })
   })
 })
 

@@ -19,6 +19,10 @@ describe('option validation', () => {
     ['strideS', { strideS: Number.NaN }, RangeError, /strideS .*received NaN/],
     ['allowSmallBatch', { allowSmallBatch: 'no' }, TypeError, /allowSmallBatch must be true or false, received "no"/],
     ['onBatchError', { onBatchError: 'retry' }, TypeError, /onBatchError must be 'fail-all' or 'isolate', received "retry"/],
+    ['adaptive', { adaptive: 'on' }, TypeError, /adaptive must be true, false or an object like \{ latencyTargetMs: 50 \}, received "on"/],
+    ['adaptive', { adaptive: { latencyTargetMs: '50' } }, TypeError, /adaptive\.latencyTargetMs must be a number of milliseconds, e\.g\. \{ latencyTargetMs: 50 \}, received "50"/],
+    ['adaptive', { adaptive: { latencyTargetMs: -5 } }, RangeError, /adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received -5/],
+    ['adaptive', { adaptive: { latencyTarget: 50 } }, TypeError, /adaptive has no option "latencyTarget"; its one option is latencyTargetMs/],
     ['unknown option', { maxBatchsize: 4 }, TypeError, /batch\(\) has no option "maxBatchsize"; known options: maxBatchSize/],
   ]
   for (const [name, options, type, message] of cases) {
@@ -60,7 +64,18 @@ describe('option validation', () => {
       strideS: 0,
       allowSmallBatch: true,
       onBatchError: 'fail-all',
+      adaptive: false,
     })
+    expect(f.stats().batchSizeLimit).toBe(10)
+  })
+
+  it('takes adaptive as true, false or { latencyTargetMs }, on every form of batch()', () => {
+    expect(batch(handler, { adaptive: true }).options.adaptive).toEqual({ latencyTargetMs: undefined })
+    expect(batch(handler, { adaptive: false }).options.adaptive).toBe(false)
+    expect(batch(handler, { adaptive: {} }).options.adaptive).toEqual({ latencyTargetMs: undefined })
+    expect(batch.stream(async function* () {}, { adaptive: { latencyTargetMs: 50 } }).options.adaptive).toEqual({ latencyTargetMs: 50 })
+    expect(batch.continuous(() => [], { adaptive: true }).options.adaptive).toEqual({ latencyTargetMs: undefined })
+    expect(() => batch({ adaptive: 1 } as never)).toThrow(/adaptive must be true, false or an object like \{ latencyTargetMs: 50 \}, received 1/)
   })
 
   it('the setters validate their argument', () => {

@@ -12,6 +12,9 @@ describe('every accepted call settles exactly once', () => {
     { maxBatchSize: 5, onBatchError: 'isolate', batchKey: (x) => String(x % 3) },
     { maxBatchSize: 6, batchSizeFn: (x) => 1 + (x % 3), maxQueuedRequests: 40 },
     { maxBatchSize: 4, strideS: 0.001, allowSmallBatch: true },
+    // The adaptive batch size moving the limit (and probing) while calls leave.
+    { maxBatchSize: 8, adaptive: true, batchSizeFn: (x) => 1 + (x % 3), maxConcurrentBatches: 2 },
+    { maxBatchSize: 6, adaptive: { latencyTargetMs: 4 }, batchKey: (x) => String(x % 2), batchWaitTimeoutS: 0.002 },
     // Half the calls plain (no signal, no deadline), so batches mix calls
     // that can leave with calls that cannot.
     { maxBatchSize: 4, onBatchError: 'isolate' },

@@ -61,7 +61,7 @@ describe('deployment()', () => {
 
   it("fills in Ray's batching_config with the defaults of batch()", () => {
     const d = deployment(Model, { batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1 } })
-    expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true })
+    expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: false })
   })
 
   const bad: [Record<string, unknown>, RegExp][] = [
@@ -75,6 +75,8 @@ describe('deployment()', () => {
     [{ name: 'has space' }, /deployment name must be .*received "has space"/],
     [{ name: 'a-b' }, /binding must be a valid wrangler binding name .*received "a-b"/],
     [{ batching: { maxBatchSize: 0 } }, /batching\.maxBatchSize must be a positive integer/],
+    [{ batching: { adaptive: 'yes' } }, /batching\.adaptive must be true, false or an object like \{ latencyTargetMs: 50 \}, received "yes"/],
+    [{ batching: { adaptive: { latencyTargetMs: 0 } } }, /batching\.adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received 0/],
     [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, batchWaitTimeoutS/],
     [{ replicas: 2 }, /deployment\(\) has no option "replicas"/],
     [{ numReplicas: 2, autoscaling: {} }, /numReplicas and autoscaling cannot be used together: autoscaling sets the count\. Remove numReplicas \(2\)/],

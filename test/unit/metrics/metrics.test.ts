@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest'
-import { batch } from '../../../src/index.js'
+import { describe, expect, it, vi } from 'vitest'
+import { batch, type BatchControls, type QueueObserver } from '../../../src/index.js'
 import { mergeSnapshots, renderPrometheus } from '../../../src/metrics/prometheus.js'
 import { MetricsRegistry } from '../../../src/metrics/registry.js'
 import { ReplicaMetrics } from '../../../src/metrics/replica-metrics.js'
@@ -72,6 +72,44 @@ describe('replica metrics', () => {
     expect(series('edgeserve_batch_wait_seconds').count).toBe(sample.count)
     // 5 items over batches of at most 4: their shares of a full batch sum to 5/4.
     expect(series('edgeserve_batch_utilization').sum).toBeCloseTo(5 / 4)
+  })
+
+  it('reads each queue\'s batch size limit into edgeserve_batch_size_limit', async () => {
+    const instance = {
+      fixed: batch(async (xs: number[]) => xs, { maxBatchSize: 4 }),
+      tuned: batch(async (xs: number[]) => xs, { maxBatchSize: 64, adaptive: true }),
+    }
+    const metrics = new ReplicaMetrics('Model', 0)
+    metrics.attach(instance)
+    await Promise.all([1, 2, 3].map((x) => instance.tuned(x)))
+    const family = metrics.snapshot().find((f) => f.name === 'edgeserve_batch_size_limit')!
+    expect(family.type).toBe('gauge')
+    const byMethod = Object.fromEntries(family.samples.map((s) => [s.labels.method, (s as { value: number }).value]))
+    expect(byMethod.fixed).toBe(4)
+    expect(byMethod.tuned).toBe(instance.tuned.stats().batchSizeLimit)
+  })
+
+  it('logs the adaptive limit when it moves by more than a factor of two since last logged', () => {
+    let observer: QueueObserver | undefined
+    const controls = {
+      stats: () => ({ queueLength: 0, batchesRun: 0, itemsRun: 0, meanBatchSize: 0, batchesInFlight: 0, batchSizeLimit: 8 }),
+      options: { maxBatchSize: 64 },
+      observe: (o: QueueObserver | undefined) => (observer = o),
+    } as unknown as BatchControls<unknown>
+    new ReplicaMetrics('Model', 1).watch('predict', controls)
+    const lines: string[] = []
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line))
+    try {
+      for (const [from, to] of [[8, 11], [11, 16], [16, 23], [23, 32], [32, 23], [23, 8]]) observer!.limitChanged!(from!, to!, undefined)
+    } finally {
+      spy.mockRestore()
+    }
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(logged.map(({ event, from, to }) => ({ event, from, to }))).toEqual([
+      { event: 'batch size limit', from: 8, to: 23 },
+      { event: 'batch size limit', from: 23, to: 8 },
+    ])
+    expect(logged[0]).toMatchObject({ level: 'info', deployment: 'Model', replica: 1, method: 'predict', maxBatchSize: 64 })
   })
 
   it("a batch's wait is its oldest call's", async () => {

@@ -1,0 +1,416 @@
+/**
+ * The adaptive batch size (`adaptive: true | { latencyTargetMs }`): the
+ * queue asks this object for its batch size limit instead of taking
+ * `maxBatchSize` as it is. Only a queue with `adaptive` on makes one, so a
+ * queue without it runs none of this code.
+ *
+ * What it assumes, and how it works (docs/architecture.md compares it with
+ * BentoML, Clipper and Triton):
+ *
+ * - The cost of a batch depends on its size (in `batchSizeFn` units) and
+ *   changes slowly compared with the time a batch takes: a core taken by
+ *   another process, another model, another runtime. It learns that cost
+ *   from the batches it runs, as the mean execution time per batch on a
+ *   ladder of sizes (1, 2, 3, 4, 6, 8, 11, 16, ... each about √2 times the
+ *   last, up to `maxBatchSize`); a batch counts toward the size nearest its
+ *   own. No shape is fitted: the curve may have a knee (a cache that
+ *   overflows) or bend upwards (memory bandwidth), and a line `a·n + b`
+ *   fits neither.
+ * - Under a load that keeps batches back to back, a size n serves
+ *   `n / time(n)` items per second per concurrent batch. The limit is the
+ *   size with the most items per second among the sizes measured lately, or
+ *   the smallest size within 4% of it: a smaller batch answers sooner, and
+ *   a few percent is within what a measurement varies by. A new choice is
+ *   taken only once the size, measured afresh, wins again (or if it is
+ *   faster by 12% or more), so one noisy measurement does not move the
+ *   limit (without that, a flat curve had the limit wander up to sizes that
+ *   only cost latency).
+ * - It learns only from what it runs, so it probes: while calls are queued,
+ *   every few batches it runs one or two batches a step above or below the
+ *   limit, and at once after the limit moved (in the direction it moved)
+ *   or when a size it has not measured lately is next to the limit. That is
+ *   hill climbing on the measured curve; it finds the peak of a curve with
+ *   one peak, which is what batching cost curves have.
+ * - A change of the curve shows as the limit's own batches taking 30% more
+ *   or less time per unit than measured, twice in a row: then every other
+ *   size's measurement is dropped and probing starts again from the limit,
+ *   so the limit follows within a few dozen batches. Measurements older
+ *   than a few seconds are dropped anyway.
+ * - With `latencyTargetMs`, a call's latency at size n is taken as its wait
+ *   for a running batch plus its own batch, `time(n) · (1 + 1/concurrency)`,
+ *   plus `batchWaitTimeoutS`; and a size keeps up with the load when it
+ *   serves 10% more units per second than arrive (measured from the batches
+ *   run and the growth of the queue). The limit is then the best size
+ *   (as above) among those that keep up within the target; if none does,
+ *   the smallest size that keeps up; if none keeps up, the best size: under
+ *   a load beyond what any size serves, serving the most is what helps, and
+ *   deadlines and `maxQueuedRequests` refuse the rest. A probe above the
+ *   limit is made only where its latency, extrapolated from the limit's,
+ *   is within the target, or when the limit does not keep up.
+ * - It never goes below the largest item (units) it has seen: a batch must
+ *   be able to hold any admitted call.
+ * - Where the clock stands still while code runs (workerd moves it only on
+ *   I/O), a batch takes no measurable time: after three such batches in a
+ *   row nothing can be learned, and the limit is `maxBatchSize`, as without
+ *   `adaptive`. (One such batch may be a coarse clock: browsers round
+ *   performance.now().)
+ * - A batch whose callers all left while it ran is not learned from: it
+ *   gave its slot back before the handler finished.
+ */
+
+/** Milliseconds from some origin: `performance.now()` unless a test drives it. */
+export type Clock = () => number
+
+/** What the adaptive batch size reads from the queue's options, live (setters change them). */
+export interface AdaptiveSettings {
+  readonly maxBatchSize: number
+  readonly maxConcurrentBatches: number
+  readonly batchWaitTimeoutS: number
+}
+
+/** Sizes within this fraction of the most items/s count as as good: the smaller wins. */
+export const TOLERANCE = 0.04
+/** Weight of a new batch in a size's mean time. */
+const WEIGHT = 0.2
+/** Batches a size needs before it is compared with others (the first run at a new size is often slow). */
+const MIN_SAMPLES = 2
+/** A size's measurement is forgotten this long after its last batch. */
+export const STALE_MS = 3000
+/** Batches at the limit between two probes, while calls are queued. */
+export const PROBE_EVERY = 8
+/** Batches a probe gets to measure its size; it ends sooner once the size has MIN_SAMPLES new ones. */
+const PROBE_BATCHES = 3
+/** A batch this much slower or faster per unit than its size's mean, twice in a row, means the curve changed. */
+const CHANGE = 0.3
+/** With a latency target, a size keeps up when it serves this much more than arrives. */
+const HEADROOM = 1.1
+
+/** What is known of one size on the ladder. */
+interface Measured {
+  readonly size: number
+  /** Mean units and mean milliseconds of its batches (their ratio is its speed). */
+  units: number
+  ms: number
+  samples: number
+  /** Clock time of its last batch. */
+  at: number
+  /** Batches in a row far slower (+) or faster (-) than its mean. */
+  off: number
+}
+
+/** The batch sizes it measures and chooses from: 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, ... then `max`. */
+export function sizeLadder(max: number): number[] {
+  const sizes: number[] = []
+  for (let exact = 1; exact < max; exact *= Math.SQRT2) {
+    const size = Math.round(exact)
+    if (size !== sizes.at(-1)) sizes.push(size)
+  }
+  if (sizes.at(-1) !== max) sizes.push(max)
+  return sizes
+}
+
+export class AdaptiveBatchSize {
+  /** The batch size limit for the next batch: the chosen size, or a probe's. */
+  limit: number
+  /** The largest call (units) admitted so far: the limit never goes below it. */
+  floor = 1
+  /** Set by continuous batching, which times each step (a batch runs as long as its longest sequence). */
+  perStep = false
+  /** The chosen size last reported to the queue's observer. */
+  reported: number
+  private ladder: Measured[] = []
+  private ladderMax = 0
+  /** Index of the chosen size in the ladder. */
+  private chosen = 0
+  private probe: { index: number; left: number; samplesBefore: number } | undefined = undefined
+  /** A size that won once: it is measured again, and chosen if it wins again. */
+  private pending: number | undefined = undefined
+  private sinceProbe = 0
+  private probeUpNext = true
+  /** Units arriving per millisecond, and what it is measured from. */
+  private arrivalRate = 0
+  private unitsPerCall = 1
+  private lastAt = Number.NaN
+  private lastQueued = 0
+  /** Units run since lastAt (batches that end at the same instant count together). */
+  private unitsSince = 0
+  /** The clock did not move across the last batches (workerd): nothing to learn from. */
+  private blind = false
+  /** Batches in a row across which the clock did not move. */
+  private stillRuns = 0
+
+  constructor(
+    private readonly settings: AdaptiveSettings,
+    readonly latencyTargetMs: number | undefined,
+    readonly now: Clock = () => performance.now(),
+  ) {
+    this.rebuild()
+    this.limit = this.ladder[0]!.size
+    this.reported = this.limit
+  }
+
+  /** The size chosen now (without a probe): what stats() and the gauge show. */
+  get chosenSize(): number {
+    if (this.blind) return this.settings.maxBatchSize
+    return Math.max(this.ladder[this.chosen]!.size, Math.min(this.floor, this.settings.maxBatchSize))
+  }
+
+  /** A call of `units` was admitted: the limit must hold it. */
+  admitted(units: number): void {
+    if (units <= this.floor) return
+    this.floor = units
+    if (this.limit < units) this.limit = Math.min(units, this.settings.maxBatchSize)
+  }
+
+  /** `maxBatchSize` changed: the ladder is made again, the limit kept where it still fits. */
+  private rebuild(): void {
+    const previous = this.ladder[this.chosen]?.size ?? 1
+    this.ladderMax = this.settings.maxBatchSize
+    this.ladder = sizeLadder(this.ladderMax).map((size) => ({ size, units: 0, ms: 0, samples: 0, at: 0, off: 0 }))
+    this.chosen = 0
+    while (this.chosen + 1 < this.ladder.length && this.ladder[this.chosen + 1]!.size <= previous) this.chosen++
+    this.probe = undefined
+    this.pending = undefined
+  }
+
+  /**
+   * A batch of `units` (in `calls` calls) took `executionMs`; `queuedCalls`
+   * calls wait now. Learns from it and returns the limit for the next batch.
+   */
+  batchFinished(units: number, calls: number, executionMs: number, queuedCalls: number): number {
+    if (this.settings.maxBatchSize !== this.ladderMax) this.rebuild()
+    const now = this.now()
+    this.measureLoad(units, calls, queuedCalls, now)
+    if (!(executionMs > 0)) {
+      // The clock stood still. Once may be a coarse clock (browsers round
+      // performance.now()); three times in a row, nothing can be learned here:
+      // behave as without adaptive.
+      if (++this.stillRuns < 3) return this.limit
+      this.blind = true
+      return (this.limit = this.settings.maxBatchSize)
+    }
+    this.stillRuns = 0
+    this.blind = false
+    this.record(this.nearest(units), units, executionMs, now)
+
+    const probe = this.probe
+    if (probe !== undefined) {
+      const point = this.ladder[probe.index]!
+      if (--probe.left === 0 || point.samples >= probe.samplesBefore + MIN_SAMPLES) this.probe = undefined
+    }
+    if (this.probe === undefined) {
+      const before = this.chosen
+      const choice = this.choose(now)
+      if (choice === before) {
+        this.pending = undefined
+        this.sinceProbe++
+      } else if (choice === this.pending || this.clearlyFaster(choice, before, now)) {
+        this.pending = undefined
+        this.chosen = choice
+        // Keep going the way it moved: the next size that way is measured at once.
+        this.probeUpNext = choice > before
+        this.sinceProbe = PROBE_EVERY
+      } else {
+        // One measurement may be noise: the new size is measured afresh, and taken if it still wins
+        // (unless it won by far: climbing from a batch of one, each step up is often 30% faster or more).
+        this.pending = choice
+        const point = this.ladder[choice]!
+        point.samples = 0
+        this.sinceProbe = 0
+        this.probe = { index: choice, left: PROBE_BATCHES, samplesBefore: 0 }
+      }
+      if (this.probe === undefined && queuedCalls > 0) this.startProbe(now)
+    }
+    const size = this.probe !== undefined ? this.ladder[this.probe.index]!.size : this.ladder[this.chosen]!.size
+    return (this.limit = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize)))
+  }
+
+  /** Whether size `index` serves clearly more than size `than` (by three tolerances): no noise makes that much. */
+  private clearlyFaster(index: number, than: number, now: number): boolean {
+    const point = this.ladder[index]!
+    const other = this.ladder[than]!
+    return this.usable(point, now) && this.usable(other, now) && this.speed(point) > this.speed(other) * (1 + 3 * TOLERANCE)
+  }
+
+  /** Units arriving per millisecond: those run plus the growth of the queue, over the time between batches. */
+  private measureLoad(units: number, calls: number, queuedCalls: number, now: number): void {
+    if (calls > 0) this.unitsPerCall += WEIGHT * (units / calls - this.unitsPerCall)
+    this.unitsSince += units
+    if (now <= this.lastAt) return
+    if (!Number.isNaN(this.lastAt)) {
+      const arrived = this.unitsSince + (queuedCalls - this.lastQueued) * this.unitsPerCall
+      this.arrivalRate += 0.3 * (Math.max(0, arrived / (now - this.lastAt)) - this.arrivalRate)
+    }
+    this.lastAt = now
+    this.lastQueued = queuedCalls
+    this.unitsSince = 0
+  }
+
+  private nearest(units: number): number {
+    let best = 0
+    let bestDistance = Infinity
+    for (let i = 0; i < this.ladder.length; i++) {
+      const distance = Math.abs(Math.log(units / this.ladder[i]!.size))
+      if (distance < bestDistance) {
+        best = i
+        bestDistance = distance
+      }
+    }
+    return best
+  }
+
+  private record(index: number, units: number, ms: number, now: number): void {
+    const point = this.ladder[index]!
+    if (point.samples > 0 && now - point.at > STALE_MS) point.samples = 0
+    point.at = now
+    if (point.samples === 0) {
+      Object.assign(point, { units, ms, samples: 1, off: 0 })
+      return
+    }
+    const perUnit = ms / units
+    const mean = point.ms / point.units
+    const off = perUnit > mean * (1 + CHANGE) ? 1 : perUnit < mean * (1 - CHANGE) ? -1 : 0
+    point.off = off === 0 || Math.sign(point.off) !== off ? off : point.off + off
+    if (point.off === 0 || point.samples < MIN_SAMPLES) {
+      point.units += WEIGHT * (units - point.units)
+      point.ms += WEIGHT * (ms - point.ms)
+      point.samples++
+    } else if (Math.abs(point.off) >= 2) {
+      // The curve changed: what was measured of the other sizes no longer holds.
+      for (const other of this.ladder) if (other !== point) other.samples = 0
+      Object.assign(point, { units, ms, samples: MIN_SAMPLES, off: 0 })
+      this.probe = undefined
+      this.pending = undefined
+      this.sinceProbe = PROBE_EVERY
+    }
+    // A single batch far off its size's mean is left out of it (a pause for
+    // garbage collection, another process's burst) until a second confirms it.
+  }
+
+  private usable(point: Measured, now: number): boolean {
+    return point.samples >= MIN_SAMPLES && now - point.at <= STALE_MS
+  }
+
+  /** Items per millisecond the queue serves at this size, all its concurrent batches together. */
+  private capacity(point: Measured): number {
+    return (this.settings.maxConcurrentBatches * point.units) / point.ms
+  }
+
+  /** A call's latency at this size: a wait for a running batch, its own batch, and the configured wait. */
+  private latency(ms: number): number {
+    return ms * (1 + 1 / this.settings.maxConcurrentBatches) + this.settings.batchWaitTimeoutS * 1000
+  }
+
+  /** The best of `points` (ascending): the most items/s, or the smallest within TOLERANCE of it. */
+  private best(points: Measured[]): Measured {
+    let most = 0
+    for (const point of points) most = Math.max(most, point.units / point.ms)
+    return points.find((point) => point.units / point.ms >= most * (1 - TOLERANCE))!
+  }
+
+  /** The index of the size to use, from the sizes measured lately. */
+  private choose(now: number): number {
+    const known = this.ladder.filter((point) => this.usable(point, now))
+    if (known.length === 0) return this.chosen
+    let choice = this.best(known)
+    const target = this.latencyTargetMs
+    if (target !== undefined && this.latency(choice.ms) > target) {
+      const need = this.arrivalRate * HEADROOM
+      const keepUp = known.filter((point) => point.size <= choice.size && this.capacity(point) >= need)
+      const within = keepUp.filter((point) => this.latency(point.ms) <= target)
+      if (within.length > 0) choice = this.best(within)
+      else if (keepUp.length > 0) choice = keepUp[0]!
+    }
+    return this.ladder.indexOf(choice)
+  }
+
+  /**
+   * The next size up (`direction` 1) or down (-1) from `index` that a batch
+   * can tell apart from it: batches hold whole calls, so with calls of up to
+   * `floor` units the sizes must differ by at least that much. Undefined
+   * past either end.
+   */
+  private step(index: number, direction: 1 | -1): number | undefined {
+    const from = this.ladder[index]!.size
+    for (let i = index + direction; i >= 0 && i < this.ladder.length; i += direction) {
+      const size = this.ladder[i]!.size
+      if (direction === -1 && size < this.floor) return undefined
+      if (Math.abs(size - from) >= this.floor || i === this.ladder.length - 1) return i
+    }
+    return undefined
+  }
+
+  /**
+   * Maybe start a probe: of a size next to the chosen one, or of the size
+   * above the fastest one measured when nothing above that is known (the
+   * speed may still be rising there, though by less than TOLERANCE a step).
+   */
+  private startProbe(now: number): void {
+    const upIndex = this.step(this.chosen, 1)
+    const up = upIndex !== undefined && this.mayProbeUp(upIndex, now) ? upIndex : undefined
+    const down = this.step(this.chosen, -1)
+    const unknown = (index: number | undefined) => index !== undefined && !this.usable(this.ladder[index]!, now)
+    // Only where the speed rose noticeably from the chosen size to the peak: a curve that rises by a percent a step is flat enough.
+    const peak = this.peak(now)
+    const chosen = this.ladder[this.chosen]!
+    const rising = peak !== undefined && peak > this.chosen && this.speed(this.ladder[peak]!) > this.speed(chosen) * (1 + TOLERANCE / 2)
+    const abovePeak = rising ? this.step(peak, 1) : undefined
+    let index: number | undefined
+    if (unknown(abovePeak) && this.mayProbeUp(abovePeak!, now)) index = abovePeak
+    else if (this.sinceProbe >= PROBE_EVERY) {
+      index = this.probeUpNext ? (up ?? down) : (down ?? up)
+      this.probeUpNext = index === down
+    } else if (unknown(up)) index = up
+    else if (unknown(down)) index = down
+    if (index === undefined) return
+    this.sinceProbe = 0
+    const point = this.ladder[index]!
+    this.probe = { index, left: PROBE_BATCHES, samplesBefore: this.usable(point, now) ? point.samples : 0 }
+  }
+
+  /** Units per millisecond at this size (0 where it has not been measured lately). */
+  private speed(point: Measured): number {
+    return point.samples === 0 ? 0 : point.units / point.ms
+  }
+
+  /** The index of the size with the most items/s measured lately. */
+  private peak(now: number): number | undefined {
+    let peak: number | undefined
+    let most = 0
+    for (let i = 0; i < this.ladder.length; i++) {
+      const point = this.ladder[i]!
+      if (!this.usable(point, now) || point.units / point.ms <= most) continue
+      most = point.units / point.ms
+      peak = i
+    }
+    return peak
+  }
+
+  /**
+   * With a latency target, a probe above the limit is made only where its
+   * latency, extrapolated from the limit's (time grows at most in
+   * proportion to size past the first few), stays within the target, or
+   * where the limit does not keep up with the load anyway.
+   */
+  private mayProbeUp(index: number, now: number): boolean {
+    const target = this.latencyTargetMs
+    if (target === undefined) return true
+    const current = this.ladder[this.chosen]!
+    if (!this.usable(current, now)) return true
+    if (this.capacity(current) < this.arrivalRate * HEADROOM) return true
+    const next = this.ladder[index]!
+    const ms = this.usable(next, now) ? next.ms : (current.ms * next.size) / current.units
+    return this.latency(ms) <= target
+  }
+
+  /** For the dashboard and tests: the sizes measured lately, with their mean time per batch. */
+  curve(): { size: number; ms: number }[] {
+    const now = this.now()
+    return this.ladder.filter((point) => this.usable(point, now)).map((point) => ({ size: point.size, ms: (point.ms * point.size) / point.units }))
+  }
+
+  /** Whether the last batch could be timed (false where the clock stands still while code runs). */
+  get measuring(): boolean {
+    return !this.blind
+  }
+}
