@@ -196,8 +196,9 @@ try {
   workerdRows = await withServer(
     [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
     /Ready on (http:\/\/[\d.]+:\d+)/,
-    // Without wrangler's local observability, which writes a trace of every request to disk.
-    { X_LOCAL_OBSERVABILITY: 'false' },
+    // Without wrangler's local observability, which writes a trace of every request to disk; V8's
+    // old generation starting at 8 MB, so workerd collects as often as 1.20260426 did (test/support/wrangler-dev.ts).
+    { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS: '--initial-old-space-size=8' },
     // Quick mode: only the row workerd_vs_node_c64 needs.
     async (server) => {
       await measurePrepare('workerd', () => prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
