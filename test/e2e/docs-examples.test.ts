@@ -125,6 +125,7 @@ const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
 /** Run a script to its end in its project; its output. */
 async function script(unit: Unit, env: Record<string, string> = {}): Promise<string> {
   const { stdout, stderr } = await exec(process.execPath, ['--import', TSX, unit.main], { cwd: unit.dir, env: { ...process.env, ...env }, timeout: 60_000 })
+  expect(stderr.split('\n').filter((line) => /warn/i.test(line)), 'nothing logged as a warning').toEqual([])
   return stdout + stderr
 }
 

@@ -74,7 +74,7 @@ describe('the demo app under wrangler dev', () => {
       return (await connection.next()).body
     }
     try {
-      // request.json() on a body that is not JSON, in the Durable Object: the client's mistake.
+      // A JSON body that does not parse, read in the Durable Object (readJson; the docs' Workers example reads request.json()).
       expect(await post('/predict', 'application/json', Buffer.from('{"features": [1, 2'))).toEqual([400, 'HTTPError'])
       expect(await adder(1)).toBe('2')
       // Past readJson()'s 16 KiB limit: refused on its Content-Length, before the object reads it.
