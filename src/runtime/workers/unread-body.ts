@@ -42,7 +42,10 @@ export interface WatchedRequest {
  * pipe's end just sees its reader gone. Nor is the pipe ever aborted: an
  * error put into it reaches that pump and is logged the same way.
  */
-declare const IdentityTransformStream: new () => TransformStream<Uint8Array, Uint8Array>
+declare const IdentityTransformStream: (new () => TransformStream<Uint8Array, Uint8Array>) | undefined
+/** Outside workerd (a test calling serveWorker() in Node, say), the standard stream does the same. */
+const inWorkerd = typeof IdentityTransformStream === 'function'
+const Pipe = inWorkerd ? IdentityTransformStream : TransformStream<Uint8Array, Uint8Array>
 
 export function watchBody(request: Request): WatchedRequest {
   const source = request.body
@@ -55,7 +58,7 @@ export function watchBody(request: Request): WatchedRequest {
     lastRead = next
     return next
   }
-  const pipe = new IdentityTransformStream()
+  const pipe = new Pipe()
   const writer = pipe.writable.getWriter()
   let touched = false
   let finished = false
@@ -82,7 +85,8 @@ export function watchBody(request: Request): WatchedRequest {
     }
   })().catch(() => undefined) // the app stopped reading (a size limit, an early answer)
   return {
-    request: new Request(request, { body: pipe.readable }),
+    // Elsewhere a stream body needs `duplex` (workerd's Request has no such option).
+    request: new Request(request, inWorkerd ? { body: pipe.readable } : ({ body: pipe.readable, duplex: 'half' } as RequestInit)),
     async settle(answer) {
       if (finished || (touched && answer.status < 400)) return
       // The app is done with the body. A chunk written and never taken stays
