@@ -9,7 +9,7 @@ import { getRequestListener } from '@hono/node-server'
 import { Hono } from 'hono'
 import { Replica } from '../src/deployment/replica.js'
 import { ReplicaSet } from '../src/deployment/replica-set.js'
-import { requestEnvClass } from '../src/runtime/node/request-env.js'
+import { requestEnvClass } from '../src/runtime/node/http-server.js'
 import { ingress } from '../src/index.js'
 import { batchedNoOp, noOp, BatchedNoOp } from './apps/overhead.js'
 import { median, quick } from './lib.js'
@@ -32,7 +32,8 @@ const noOpSet = new ReplicaSet(noOp, [new Replica(noOp, 0)])
 const RequestEnv = requestEnvClass({ NoOp: noOpSet, BatchedNoOp: new ReplicaSet(batchedNoOp, [new Replica(batchedNoOp, 0)]) })
 const socket = { destroyed: false, once: () => socket }
 const response = { closed: false, writableFinished: true, once: () => response }
-const env = new RequestEnv({ incoming: { headers: {}, socket }, outgoing: response } as unknown as ConstructorParameters<typeof RequestEnv>[0])
+type Node = ConstructorParameters<typeof RequestEnv>
+const env = new RequestEnv({ headers: {}, socket } as unknown as Node[0], response as unknown as Node[1])
 const request = (path: string) => new Request(`http://bench.local${path}`)
 
 /** ns per call of `call`, 64 callers each awaiting its next call (caller i passes i). */

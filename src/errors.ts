@@ -107,6 +107,53 @@ export class BatchHandlerError extends EdgeServeError {
   }
 }
 
+/**
+ * Thrown by a batch handler to say which of its items failed, and why: the
+ * key is the item's index in the items the handler received, the value is the
+ * error that item's caller gets. The queue fails exactly those callers, runs
+ * the handler once more on the rest, and answers them from that run.
+ *
+ * ```ts
+ * throw new FailedItemsError([[3, new HTTPError(422, 'item has 2 values, but shape [8] needs 8')]])
+ * ```
+ *
+ * `stack()`, `stackInt64()` and `pad()` of `edgeserve/onnx` throw it for
+ * items that do not fit, so a handler that stacks its items needs no code of
+ * its own. Outside a batch (one caller), it answers as its first item's error.
+ */
+export class FailedItemsError extends Error {
+  override name = 'FailedItemsError'
+  /** Item index -> the error its caller fails with, in index order. */
+  readonly errors: ReadonlyMap<number, Error>
+
+  constructor(errors: Iterable<readonly [index: number, error: Error]>, message?: string) {
+    const byIndex = new Map<number, Error>()
+    for (const [index, error] of errors) {
+      if (!Number.isSafeInteger(index) || index < 0) {
+        throw new TypeError(`FailedItemsError: an item index must be an integer, 0 or more, received ${String(index)}`)
+      }
+      if (!(error instanceof Error)) {
+        throw new TypeError(`FailedItemsError: item ${index}'s error must be an Error, received ${typeof error}`)
+      }
+      byIndex.set(index, error)
+    }
+    const sorted = new Map([...byIndex].sort(([a], [b]) => a - b))
+    super(message ?? failedItemsMessage(sorted))
+    this.errors = sorted
+  }
+
+  /** The error of the item with the lowest index: what a lone caller is told. */
+  get first(): Error | undefined {
+    return this.errors.values().next().value
+  }
+}
+
+function failedItemsMessage(errors: ReadonlyMap<number, Error>): string {
+  const shown = [...errors].slice(0, 3).map(([index, error]) => `item ${index}: ${error.message}`)
+  const more = errors.size > shown.length ? `; and ${errors.size - shown.length} more` : ''
+  return `${errors.size === 1 ? '1 item' : `${errors.size} items`} of the batch failed: ${shown.join('; ')}${more}`
+}
+
 /** The JSON shape of every error answer and of every error that crosses a boundary. */
 export interface ErrorJson {
   type: string
@@ -120,6 +167,8 @@ export interface ErrorJson {
  * secrets, so the client gets a generic message and the server log the rest.
  */
 export function errorJson(error: unknown): ErrorJson {
+  // Thrown where no batch queue takes it apart (a handler called directly): its first item's error.
+  if (error instanceof FailedItemsError && error.first !== undefined) return errorJson(error.first)
   if (error instanceof EdgeServeError) return { type: error.type, message: error.message, status: error.status }
   console.error('edgeserve: unhandled error in a deployment:', error)
   return { type: 'InternalServerError', message: 'the deployment failed while handling this request', status: 500 }

@@ -1,13 +1,10 @@
-import { batchedFunction } from './run.js'
 import { asCallOptions } from './call-options.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
-import { withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
+import { batchedFunction, withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
 import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type DecoratedMethod } from './decorator.js'
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
 import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
-import type { BatchHandler } from './run.js'
-import type { BatchInfo } from './call-batch.js'
-import { Entry } from './entry.js'
+import { Entry, type BatchHandler, type BatchInfo } from './call-batch.js'
 import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
 
 // The types of what batch() returns, for modules that import them from here.
@@ -99,9 +96,9 @@ function streamingFunction<T, R>(
 ): StreamingBatchedFunction<T, R> {
   const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
   const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
-    const entry = new Entry<T, R>(item)
-    const channel = new StreamChannel<R>(entry)
-    entry.streamTo(channel)
+    const channel = new StreamChannel<R>()
+    const entry = new Entry<T, R>(item, () => channel.end(), (error) => channel.reject(error), (value) => channel.push(value))
+    channel.call = entry
     queue.enqueue(entry, asCallOptions(callOptions))
     return channel
   }

@@ -1,5 +1,6 @@
-import { RequestCancelledError } from '../errors.js'
-import type { Entry, EntryBatch } from './entry.js'
+import { BatchHandlerError, FailedItemsError, RequestCancelledError, cancellation } from '../errors.js'
+import type { CancelSignal } from './cancel-signal.js'
+import { failItemsAndRerun } from './item-errors.js'
 import type { ResolvedBatchOptions } from './options.js'
 
 /** What the queue tells the handler about the batch it is running. */
@@ -14,19 +15,112 @@ export interface BatchInfo {
   isActive(index: number): boolean
 }
 
+/** The batched method: a list in, one result (or an Error) per item out, in order. */
+export type BatchHandler<T, R> = (
+  items: T[],
+  info: BatchInfo,
+) => Promise<ReadonlyArray<R | Error>> | ReadonlyArray<R | Error>
+
+/** How a call ends: with its result, or with the error that ends it. */
+export type Settlement<R> = { ok: true; value: R } | { ok: false; error: unknown }
+
 /** Which calls a batch gathers: those of one `batchKey` and one multiplexed model id. */
 export interface BatchPlace {
   readonly key: string | undefined
   readonly modelId: string | undefined
 }
 
-/** The queue a batch belongs to, as the batch and its runner see it. */
+/** The queue a batch belongs to, as its batches, their calls and their runners see it. */
 export interface BatchQueueOf<T, R> {
   readonly options: ResolvedBatchOptions<T>
-  /** Undo what tied a settled entry to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
+  /** Undo what tied a settled call to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void
   /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */
   join(batch: Batch<T, R>, freeUnits: number): number
+}
+
+/**
+ * One admitted call. Whatever ends it (the handler's result or error, a
+ * refusal at admission, its deadline, its caller leaving) ends it through
+ * `settle()`, and only the first settle counts: a caller that left, a
+ * deadline that passed and a late handler result cannot answer twice.
+ *
+ * Its fields are declared, and set in the constructor, rather than given
+ * initializers: one Entry is made per call, and class field initializers
+ * define each field one by one, which made every call of the engine bench
+ * 12–15% slower.
+ */
+export class Entry<T, R> {
+  /** The batch it waits in, then runs in; undefined before it is queued and after it settles. */
+  declare batch: Batch<T, R> | undefined
+  declare settled: boolean
+  /** `batchSizeFn` units; 1 without one. */
+  declare size: number
+  /** The signal it listens to for an abort, if any. */
+  declare signal: CancelSignal | undefined
+  /** Its deadline (epoch ms) while the queue's deadline timer watches it. */
+  declare deadline: number | undefined
+  /** performance.now() at admission; 0 unless the queue kept metrics then. */
+  declare enqueuedAt: number
+  declare readonly item: T
+  declare private readonly resolve: (value: R) => void
+  declare private readonly reject: (error: unknown) => void
+  declare private readonly pushPartial: ((value: R) => void) | undefined
+
+  /**
+   * Who hears of the call: a promise call's resolvers, or a streaming
+   * call's channel (`resolve` ends the stream, `pushPartial` sends a partial).
+   */
+  constructor(item: T, resolve: (value: R) => void, reject: (error: unknown) => void, pushPartial?: (value: R) => void) {
+    this.item = item
+    this.resolve = resolve
+    this.reject = reject
+    this.pushPartial = pushPartial
+    this.batch = undefined
+    this.settled = false
+    this.size = 1
+    this.signal = undefined
+    this.deadline = undefined
+    this.enqueuedAt = 0
+  }
+
+  /** End the call, once: later settles do nothing. */
+  settle(outcome: Settlement<R>): void {
+    if (this.settled) return
+    this.settled = true
+    const batch = this.batch
+    if (batch !== undefined) {
+      this.batch = undefined
+      batch.queue.detach(this, batch)
+    }
+    if (outcome.ok) this.resolve(outcome.value)
+    else this.reject(outcome.error)
+  }
+
+  /** One more partial of a streaming call; its stream stays open. */
+  push(value: R): void {
+    if (!this.settled) this.pushPartial!(value)
+  }
+
+  /** The caller gives up (abort, deadline, a stream's reader leaving): it leaves the queue or the running batch. */
+  leave(reason: Error): void {
+    const batch = this.batch
+    // The last caller of a running batch leaving means nobody waits for it:
+    // tell the handler, which may stop early. Settling gives the batch's slot
+    // back at once, so a hung handler cannot stall the queue.
+    if (batch !== undefined && batch.running && batch.live === 1) batch.abort()
+    this.settle({ ok: false, error: reason })
+  }
+
+  /** The entry listens for its signal's abort itself, as an EventListener object. */
+  handleEvent(): void {
+    this.leave(cancellation(this.signal?.reason))
+  }
+}
+
+/** Settle with `error` every entry that has not settled yet. */
+export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unknown): void {
+  for (const entry of entries) entry.settle({ ok: false, error })
 }
 
 /**
@@ -35,41 +129,51 @@ export interface BatchQueueOf<T, R> {
  * they will run in when they arrive, as DataLoader does, so starting a batch
  * costs nothing per call; only a call that leaves while queued, or a size
  * changed by a setter, makes the queue move calls between batches.
+ *
+ * Its fields are set in the constructor, as an Entry's are (see there).
  */
-export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
-  readonly entries: Entry<T, R>[]
+export class Batch<T, R> implements BatchInfo {
+  declare readonly queue: BatchQueueOf<T, R>
+  /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
+  declare readonly place: BatchPlace
+  /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
+  declare readonly sequence: number
+  declare readonly entries: Entry<T, R>[]
   /** The entries' items, in the same order: what the handler receives. */
-  readonly items: T[] = []
+  declare readonly items: T[]
   /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
-  units = 0
+  declare units: number
   /** Entries that have settled (or, while the queue moves calls between batches, left): `live` is what remains. */
-  gone = 0
+  declare gone: number
   /** In its bucket, waiting to start. */
-  waiting = false
+  declare waiting: boolean
   /** Handed to the runner. */
-  running = false
+  declare running: boolean
   /** Set once the concurrency slot is given back (done, or every caller gone). */
-  released = false
-  /** For observers: when the batch started, and how long its oldest call waited. */
-  startedAt = 0
-  waitMs = 0
-  private controller: AbortController | undefined = undefined
+  declare released: boolean
+  /** For metrics: when the batch started, and how long its oldest call waited. */
+  declare startedAt: number
+  declare waitMs: number
+  declare private controller: AbortController | undefined
 
-  constructor(
-    readonly queue: BatchQueueOf<T, R>,
-    /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
-    readonly place: BatchPlace,
-    /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
-    readonly sequence: number,
-    /** The call that begins it, if any. */
-    first?: Entry<T, R>,
-  ) {
-    // A batch begun by a call starts with it in its array rather than with an
-    // empty one: an empty array is first an array of numbers and is converted
-    // when the first call goes in, and every later call added to any batch
-    // then took a slower path, about a tenth of the engine's own time a call.
+  /** `first`: the call that begins it, if any. */
+  constructor(queue: BatchQueueOf<T, R>, place: BatchPlace, sequence: number, first?: Entry<T, R>) {
+    this.queue = queue
+    this.place = place
+    this.sequence = sequence
+    // Begun with its first call in place rather than empty: an array created
+    // empty and filled later is stored less compactly by JavaScript engines.
     this.entries = first === undefined ? [] : [first]
-    if (first !== undefined) this.joined(first)
+    this.items = first === undefined ? [] : [first.item]
+    this.units = first === undefined ? 0 : first.size
+    if (first !== undefined) first.batch = this
+    this.gone = 0
+    this.waiting = false
+    this.running = false
+    this.released = false
+    this.startedAt = 0
+    this.waitMs = 0
+    this.controller = undefined
   }
 
   /** Entries that have not settled: callers still waiting. */
@@ -87,25 +191,9 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
 
   add(entry: Entry<T, R>): void {
     this.entries.push(entry)
-    this.joined(entry)
-  }
-
-  private joined(entry: Entry<T, R>): void {
-    entry.batch = this
     this.items.push(entry.item)
     this.units += entry.size
-  }
-
-  detach(entry: Entry<T, R>): void {
-    this.queue.detach(entry, this)
-  }
-
-  /** Hand a handler's results out, in order: caller i gets result i, or fails with it if it is an Error. */
-  handOut(entries: readonly Entry<T, R>[], results: ReadonlyArray<R | Error>): void {
-    for (let i = 0; i < entries.length; i++) {
-      const result = results[i]!
-      entries[i]!.settle(result instanceof Error ? { ok: false, error: result } : { ok: true, value: result })
-    }
+    entry.batch = this
   }
 
   /** Drop settled entries (and their items) in place. */
@@ -145,7 +233,6 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
    * indexes that part.
    */
   infoFor(entries: readonly Entry<T, R>[]): BatchInfo {
-    if (entries === this.entries) return this
     const batch = this
     return {
       key: this.key,
@@ -157,6 +244,55 @@ export class Batch<T, R> implements BatchInfo, EntryBatch<T, R> {
         const entry = entries[index]
         return entry !== undefined && !entry.settled
       },
+    }
+  }
+}
+
+/**
+ * Runs a batch through a promise handler and hands caller i its result i,
+ * or fails it with result i if that is an Error.
+ *
+ * A thrown error fails every caller of the batch, or with
+ * `onBatchError: 'isolate'` bisects the batch until the failing items are
+ * found, so one poisonous input does not take its neighbours down with it.
+ * A thrown `FailedItemsError` fails only the items it names (item-errors.ts).
+ */
+export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolean) {
+  return async function runBatch(batch: Batch<T, R>, entries = batch.entries, items = batch.items): Promise<void> {
+    let results: ReadonlyArray<R | Error>
+    try {
+      results = await handler(items, entries === batch.entries ? batch : batch.infoFor(entries))
+    } catch (error) {
+      if (error instanceof FailedItemsError) {
+        return failItemsAndRerun(error, entries, (rest) => runBatch(batch, rest, rest.map((entry) => entry.item)))
+      }
+      if (!isolate || entries.length === 1) return failUnsettled(entries, error)
+      // Re-run the halves with the callers who are still waiting; a half that
+      // succeeds is answered, a half that throws is split again.
+      const live = entries.filter((entry) => !entry.settled)
+      if (live.length === 0) return
+      const middle = Math.ceil(live.length / 2)
+      for (const half of live.length === 1 ? [live] : [live.slice(0, middle), live.slice(middle)]) {
+        await runBatch(batch, half, half.map((entry) => entry.item))
+      }
+      return
+    }
+    if (!Array.isArray(results)) {
+      const returned = results === null ? 'null' : typeof results
+      return failUnsettled(entries, new BatchHandlerError(`the batched handler must return an array with one result per item, returned ${returned}`))
+    }
+    if (results.length !== entries.length) {
+      return failUnsettled(
+        entries,
+        new BatchHandlerError(
+          `the batched handler returned ${results.length} results for a batch of ${entries.length} items; ` +
+            'it must return exactly one result (or Error) per item, in order',
+        ),
+      )
+    }
+    for (let i = 0; i < entries.length; i++) {
+      const result = results[i]!
+      entries[i]!.settle(result instanceof Error ? { ok: false, error: result } : { ok: true, value: result })
     }
   }
 }

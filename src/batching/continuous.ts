@@ -1,6 +1,6 @@
-import { BatchHandlerError } from '../errors.js'
-import type { Batch, BatchInfo } from './call-batch.js'
-import { failUnsettled } from './entry.js'
+import { BatchHandlerError, FailedItemsError } from '../errors.js'
+import { failUnsettled, type Batch, type BatchInfo } from './call-batch.js'
+import { failNamedItems } from './item-errors.js'
 import { yieldToEventLoop } from './yield.js'
 import { deliverStep, type StreamStep } from './stream.js'
 
@@ -41,7 +41,9 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
           batch.infoFor(active),
         )
       } catch (error) {
-        failUnsettled(active, error)
+        // Items the step names fail alone; the others take the step again.
+        if (error instanceof FailedItemsError) failNamedItems(error, active)
+        else failUnsettled(active, error)
         continue
       }
       if (!Array.isArray(outputs) || outputs.length !== active.length) {

@@ -1,5 +1,6 @@
+import { promiseRunner, type BatchHandler } from './call-batch.js'
 import type { ResolvedBatchOptions } from './options.js'
-import type { BatchQueue, BatchStats, CallOptions, QueueObserver } from './queue.js'
+import { BatchQueue, promiseCalls, type BatchStats, type CallOptions, type QueueObserver } from './queue.js'
 
 /** Controls shared by every batched function. */
 export interface BatchControls<T> {
@@ -54,4 +55,10 @@ export function withControls<T, R, F extends (item: T, options?: CallOptions) =>
 
 export function isBatched(value: unknown): value is BatchControls<unknown> {
   return typeof value === 'function' && batchedBrand in value
+}
+
+/** A function that batches its calls into calls of `handler`, with options already validated. */
+export function batchedFunction<T, R>(handler: BatchHandler<T, R>, options: ResolvedBatchOptions<T>): BatchedFunction<T, R> {
+  const queue = new BatchQueue<T, R>(options, promiseRunner(handler, options.onBatchError === 'isolate'))
+  return withControls(promiseCalls(queue), queue)
 }

@@ -1,6 +1,5 @@
-import { BatchHandlerError } from '../errors.js'
-import { batchedFunction } from './run.js'
-import type { BatchControls } from './controls.js'
+import { BatchHandlerError, FailedItemsError } from '../errors.js'
+import { batchedFunction, type BatchControls } from './controls.js'
 import type { BatchInfo } from './call-batch.js'
 import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 
@@ -109,7 +108,12 @@ async function runLists<This, T, R>(
   info: BatchInfo,
 ): Promise<(R[] | Error)[]> {
   const items = lists.flat() as T[]
-  const results = await method.call(instance, items, info)
+  let results: ReadonlyArray<R | Error>
+  try {
+    results = await method.call(instance, items, info)
+  } catch (error) {
+    throw error instanceof FailedItemsError ? failedLists(error, lists) : error
+  }
   if (!Array.isArray(results) || results.length !== items.length) {
     // Returned per caller rather than thrown, so 'isolate' does not bisect a
     // batch whose only fault is the handler's own contract.
@@ -124,4 +128,20 @@ async function runLists<This, T, R>(
     const slice = results.slice(offset, (offset += list.length))
     return slice.find((result): result is Error => result instanceof Error) ?? (slice as R[])
   })
+}
+
+/**
+ * The method named failed items by their index in the flattened items; the
+ * queue's callers are the lists. A list fails with the error of its first
+ * failed item, and an index past the items is left for the queue to refuse.
+ */
+function failedLists<T>(error: FailedItemsError, lists: readonly T[][]): FailedItemsError {
+  const byList = new Map<number, Error>()
+  let list = 0
+  let end = lists[0]?.length ?? 0
+  for (const [index, itemError] of error.errors) {
+    while (index >= end && list < lists.length) end += lists[++list]?.length ?? 0
+    if (!byList.has(list)) byList.set(list, itemError)
+  }
+  return new FailedItemsError(byList, error.message)
 }

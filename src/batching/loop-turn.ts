@@ -45,8 +45,8 @@ export const YIELD_TURNS_MAX = 64
 type Callback = () => void
 type SetImmediate = (callback: Callback) => unknown
 
-// Looked up per call: test runners swap the timer functions for fakes.
-const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImmediate?: SetImmediate }).setImmediate
+// setImmediate is read from here at each use: test runners swap the timer functions for fakes.
+const timers = globalThis as { setImmediate?: SetImmediate }
 
 /**
  * In workerd (Cloudflare Workers) the clock moves only on I/O, so no stretch
@@ -57,7 +57,9 @@ const setImmediateNow = (): SetImmediate | undefined => (globalThis as { setImme
 const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
 
 /** Whether a callback scheduled now is sure to run: Node's setImmediate always runs. */
-const callbacksAlwaysRun = (): boolean => !inCloudflareWorkers && setImmediateNow() !== undefined
+function callbacksAlwaysRun(): boolean {
+  return !inCloudflareWorkers && timers.setImmediate !== undefined
+}
 
 /** The most batches a turn may start: bounded only where time cannot bound it. */
 const batchesPerTurn = inCloudflareWorkers ? MAX_BATCHES_PER_TURN : Infinity
@@ -85,19 +87,12 @@ const turn = (): void => {
 // pump, in the next macrotask, sees how long that held the thread.
 const endYield = (): void => {
   yielding = false
-  for (const callback of waiting.splice(0)) macrotask(() => startWhenDue(callback))
+  for (const callback of waiting.splice(0)) macrotask(callback)
 }
 
 /** Young: no batch yet this turn, or under the budget (in time, and where the clock stands still, in count). */
 function turnIsYoung(): boolean {
   return batchesThisTurn === 0 || (batchesThisTurn < batchesPerTurn && performance.now() - turnStartedAt < TURN_BUDGET_MS)
-}
-
-function startWhenDue(callback: Callback): void {
-  if (yielding) waiting.push(callback)
-  else if (turnIsYoung()) callback()
-  // An old turn: turn() runs first in the next round, and may owe turns.
-  else macrotask(() => startWhenDue(callback))
 }
 
 export function noteBatchStarted(): void {
@@ -112,15 +107,25 @@ export function mayStartBeforeLoopTurns(): boolean {
 }
 
 /**
- * Run a queue's pump once the loop has turned, while the turn is young, and
- * after any turns owed to batches that held the thread: whichever queue it
- * belongs to, one long batch per turn.
+ * Whether a queue's pump, run by `waitForLoopTurn()`, may start a batch now:
+ * while the turn is young and no turns are owed to batches that held the
+ * thread. Elsewhere than Node, turn() may never run (see
+ * callbacksAlwaysRun), so there a pump waits for one macrotask and nothing
+ * else.
  */
-export function afterLoopTurns(callback: Callback): void {
-  // Elsewhere than Node, turn() may never run (see callbacksAlwaysRun),
-  // so a pump waits for one macrotask and nothing else.
-  if (!callbacksAlwaysRun()) macrotask(callback)
-  else macrotask(() => startWhenDue(callback))
+export function mayStartAfterLoopTurn(): boolean {
+  return (!yielding && turnIsYoung()) || !callbacksAlwaysRun()
+}
+
+/**
+ * Run a queue's pump once the loop has turned, or, while turns are owed to
+ * batches that held the thread, once they have passed: whichever queue it
+ * belongs to, one long batch per turn. The pump asks
+ * `mayStartAfterLoopTurn()` when it runs, and waits again if it may not.
+ */
+export function waitForLoopTurn(callback: Callback): void {
+  if (yielding) waiting.push(callback)
+  else macrotask(callback)
 }
 
 /**
@@ -139,14 +144,14 @@ export function afterLoopTurns(callback: Callback): void {
  * belongs to the request that set it, which is what keeps that request alive.
  */
 export function macrotask(callback: Callback): void {
-  const setImmediate = setImmediateNow()
+  const setImmediate = timers.setImmediate
   if (setImmediate) setImmediate(callback)
   else setTimeout(callback, 0)
 }
 
 /** Run a callback after `turns` turns of Node's event loop, one setImmediate per turn. Node only (see callbacksAlwaysRun). */
 function macrotaskAfterTurns(turns: number, callback: Callback): void {
-  const setImmediate = setImmediateNow()!
+  const setImmediate = timers.setImmediate!
   let left = turns
   const hop = (): void => {
     if (--left <= 0) callback()

@@ -2,10 +2,9 @@ import type { CancelSignal } from './cancel-signal.js'
 import { checkCallOptions } from './call-options.js'
 import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { requestContext, type AmbientContext } from './context.js'
-import { Batch, type BatchPlace, type BatchQueueOf } from './call-batch.js'
+import { Batch, Entry, failUnsettled, type BatchPlace, type BatchQueueOf } from './call-batch.js'
 import { DeadlineTimer } from './deadlines.js'
-import { failUnsettled, type Entry } from './entry.js'
-import { afterLoopTurns, mayStartBeforeLoopTurns, noteBatchStarted } from './loop-turn.js'
+import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
 import {
   formatReceived,
   getValidPositiveInteger,
@@ -127,6 +126,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   private batchesRun = 0
   private itemsRun = 0
   private pumpScheduled = false
+  /** The pump, as the event loop runs it once it has turned. */
+  private readonly pumpAfterTurn = (): void => {
+    this.pumpScheduled = false
+    if (mayStartAfterLoopTurn()) return this.pump()
+    // The turn is already old, or batches held the thread: wait for the loop again.
+    this.pumpScheduled = true
+    waitForLoopTurn(this.pumpAfterTurn)
+  }
   /** A full batch's start is scheduled on a promise job: no other start is needed until it runs. */
   private fullPumpScheduled = false
   /**
@@ -192,11 +199,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       this.deadlines.watch(entry, deadline)
     }
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
-    this.queueIn(entry, bucket)
-  }
-
-  /** The call joins the newest waiting batch of its bucket, or begins one. */
-  private queueIn(entry: Entry<T, R>, bucket: Bucket<T, R>): void {
+    // The call joins the newest waiting batch of its bucket, or begins one.
     const newest = bucket.batches.at(-1)
     if (newest === undefined || newest.units + entry.size > this.options.maxBatchSize) {
       const batch = new Batch<T, R>(this, bucket, this.batchesBegun++, entry)
@@ -316,7 +319,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       return
     }
     // A call's arrival can only have filled its own bucket.
-    const limit = this.batchLimit()
+    const limit = this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
     const full = bucket !== undefined ? bucket.holdsFullBatch(limit) : [...this.buckets.values()].some((each) => each.holdsFullBatch(limit))
     // A full batch has nothing to wait for: start it on a microtask, unless
     // batches have held the thread long enough since the event loop last
@@ -334,22 +337,16 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     }
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    afterLoopTurns(() => {
-      this.pumpScheduled = false
-      this.pump()
-    })
-  }
-
-  /** The most units the next batch may hold: the forming batch's own, else the current setting. */
-  private batchLimit(): number {
-    return this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+    waitForLoopTurn(this.pumpAfterTurn)
   }
 
   private pump(): void {
     const { allowSmallBatch } = this.options
     while (this.inFlight < this.options.maxConcurrentBatches && this.queued > 0) {
-      const limit = this.batchLimit()
-      const bucket = this.nextBucket(limit)
+      // The most units the next batch may hold: the forming batch's own, else the current setting.
+      const limit = this.forming ? this.forming.maxBatchSize : this.options.maxBatchSize
+      // Without batch keys or model ids there is one bucket to choose from.
+      const bucket = this.buckets.size === 1 ? this.unkeyed : this.nextBucket(limit)
       if (!bucket.holdsFullBatch(limit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
         // A partial batch with a free slot: it forms from now, with the
         // settings in force now.
@@ -405,7 +402,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   /** Start the oldest batch of a bucket, made to hold at most `limit` units. */
   private dispatch(bucket: Bucket<T, R>, limit: number): void {
-    this.stopForming()
+    if (this.forming !== undefined) this.stopForming()
     const batch = this.shapeHead(bucket, limit)
     if (batch.live === 0) return
     batch.running = true
@@ -418,12 +415,20 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     // A batch serves many calls, so its handler runs in the batch's own
     // context (its model id, if any), never in the context of whichever
     // request's code happened to start it.
-    const modelId = batch.multiplexedModelId
-    const run = requestContext.run(modelId === undefined ? NO_MODEL : { origin: 'batch', multiplexedModelId: modelId }, this.runner, batch)
-    run.then(
-      () => this.finish(batch),
+    const modelId = batch.place.modelId
+    const context = modelId === undefined ? NO_MODEL : { origin: 'batch' as const, multiplexedModelId: modelId }
+    requestContext.run(context, this.runner, batch).then(
+      () => this.finish(batch, undefined),
       (error: unknown) => this.finish(batch, error),
     )
+  }
+
+  /** A batch's run has ended: every call it holds settles, and its slot is given back. */
+  private finish(batch: Batch<T, R>, failure: unknown): void {
+    // A runner must settle every entry; if it did not, fail the rest here so
+    // that every admitted call still settles exactly once.
+    if (batch.live > 0) failUnsettled(batch.entries, failure ?? new Error('the batch ended without a result for this item'))
+    this.release(batch)
   }
 
   /**
@@ -520,13 +525,6 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     observer.batchStarted(batch.entries.length, units, batch.waitMs)
   }
 
-  private finish(batch: Batch<T, R>, error?: unknown): void {
-    // A runner must settle every entry; if it did not, fail the rest here so
-    // that every admitted call still settles exactly once.
-    if (batch.live > 0) failUnsettled(batch.entries, error ?? new Error('the batch ended without a result for this item'))
-    this.release(batch)
-  }
-
   /** Give a running batch's concurrency slot back (once): none of its callers waits any more. */
   private release(batch: Batch<T, R>): void {
     if (batch.released) return
@@ -537,5 +535,16 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     }
     this.inFlight--
     if (this.queued > 0) this.schedule()
+  }
+}
+
+/** A promise-returning batched function's calls: an entry for each item, queued, and the promise of its result. */
+export function promiseCalls<T, R>(queue: BatchQueue<T, R>): (item: T, callOptions?: CallOptions) => Promise<R> {
+  return (item, callOptions) => {
+    let entry!: Entry<T, R>
+    const promise = new Promise<R>((resolve, reject) => (entry = new Entry(item, resolve, reject)))
+    // Only an object is options: `items.map(f)` passes each item's index there, and that is a plain call.
+    queue.enqueue(entry, typeof callOptions === 'object' && callOptions !== null ? callOptions : undefined)
+    return promise
   }
 }

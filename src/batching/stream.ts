@@ -1,6 +1,6 @@
-import { BatchHandlerError, RequestCancelledError } from '../errors.js'
-import type { Batch, BatchInfo } from './call-batch.js'
-import { failUnsettled, type Caller, type Entry } from './entry.js'
+import { BatchHandlerError, FailedItemsError, RequestCancelledError } from '../errors.js'
+import { failUnsettled, type Batch, type BatchInfo, type Entry } from './call-batch.js'
+import { failItemsAndRerun } from './item-errors.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
@@ -21,14 +21,14 @@ export type StreamBatchHandler<T, R> = (items: T[], info: BatchInfo) => AsyncIte
  * slow reader never blocks the others in its batch. Calling `return()` (a
  * `break` out of `for await`) leaves the queue or the running batch.
  */
-export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
+export class StreamChannel<R> implements AsyncIterableIterator<R> {
   private readonly buffer: R[] = []
   private done = false
   private error: { reason: unknown } | undefined
   private waiting: { resolve(result: IteratorResult<R>): void; reject(error: unknown): void } | undefined
 
-  /** `call`: the call it reads, so that `return()` can leave the queue or the batch. */
-  constructor(private readonly call: { readonly settled: boolean; leave(reason: Error): void }) {}
+  /** The call it reads, so that `return()` can leave the queue or the batch: set once the call is made. */
+  call: { readonly settled: boolean; leave(reason: Error): void } | undefined = undefined
 
   push(value: R): void {
     if (this.done) return
@@ -40,10 +40,6 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
   }
 
   /** The call settled with success: its stream ends (a stream's end carries no value). */
-  resolve(): void {
-    this.end()
-  }
-
   end(): void {
     if (this.done) return
     this.done = true
@@ -82,7 +78,7 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
     this.end()
     this.buffer.length = 0
     this.error = undefined
-    if (!this.call.settled) this.call.leave(new RequestCancelledError('the stream was closed by its reader'))
+    if (this.call !== undefined && !this.call.settled) this.call.leave(new RequestCancelledError('the stream was closed by its reader'))
     return Promise.resolve({ value: undefined, done: true })
   }
 
@@ -94,31 +90,48 @@ export class StreamChannel<R> implements AsyncIterableIterator<R>, Caller<R> {
 /**
  * Runs one streaming batch: step by step, partial i goes to caller i. The
  * generator is closed as soon as nobody listens, and when it returns every
- * stream still open ends.
+ * stream still open ends. A `FailedItemsError` thrown before the first step
+ * fails the items it names and starts the stream again for the others.
  */
 export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
-  return async (batch: Batch<T, R>): Promise<void> => {
-    const { entries } = batch
-    try {
-      for await (const step of handler(batch.items, batch)) {
-        if (!Array.isArray(step) || step.length !== entries.length) {
-          const got = Array.isArray(step) ? `${step.length} partials` : typeof step
-          failUnsettled(
-            entries,
-            new BatchHandlerError(
-              `the streaming handler yielded ${got} for a batch of ${entries.length} items; ` +
-                'each step must hold one partial (or Error, or endOfStream) per item, in order',
-            ),
-          )
-          return
-        }
-        deliverStep(entries, step)
-        if (batch.live === 0) return // leaving the loop closes the generator
+  return (batch: Batch<T, R>): Promise<void> => runStream(handler, batch, batch.entries, batch.items, batch)
+}
+
+/**
+ * Runs the stream of `entries`, all of the batch or (after the handler named
+ * failed items before its first step) the rest of it.
+ */
+async function runStream<T, R>(
+  handler: StreamBatchHandler<T, R>,
+  batch: Batch<T, R>,
+  entries: Entry<T, R>[],
+  items: T[],
+  info: BatchInfo,
+): Promise<void> {
+  let streamed = false
+  try {
+    for await (const step of handler(items, info)) {
+      if (!Array.isArray(step) || step.length !== entries.length) {
+        const got = Array.isArray(step) ? `${step.length} partials` : typeof step
+        failUnsettled(
+          entries,
+          new BatchHandlerError(
+            `the streaming handler yielded ${got} for a batch of ${entries.length} items; ` +
+              'each step must hold one partial (or Error, or endOfStream) per item, in order',
+          ),
+        )
+        return
       }
-      for (const entry of entries) entry.settle(STREAM_ENDED)
-    } catch (error) {
-      failUnsettled(entries, error)
+      deliverStep(entries, step)
+      streamed = true
+      if (batch.live === 0) return // leaving the loop closes the generator
     }
+    for (const entry of entries) entry.settle(STREAM_ENDED)
+  } catch (error) {
+    if (!(error instanceof FailedItemsError)) return failUnsettled(entries, error)
+    // Only a stream that has sent nothing yet can start again without the failed items.
+    const runRest = streamed ? undefined : (rest: Entry<T, R>[]) => runStream(handler, batch, rest, rest.map((entry) => entry.item), batch.infoFor(rest))
+    return failItemsAndRerun(error, entries, runRest)
   }
 }
 

@@ -39,7 +39,3 @@ export function withDeadline<R>(work: Promise<R>, deadline: number | undefined, 
     )
   })
 }
-
-export function deadlineFrom(timeoutS: number | undefined, now = Date.now()): number | undefined {
-  return timeoutS === undefined ? undefined : now + timeoutS * 1000
-}

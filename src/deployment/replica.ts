@@ -4,13 +4,13 @@ import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
 import { requestContext } from '../batching/context.js'
-import { withDeadline } from './deadline.js'
 import { deadlineFrom, RequestScope } from './request-scope.js'
+import { withDeadline } from './deadline.js'
 import { constructReplica, isDeployment, type Deployment, type ReplicaContext } from './deployment.js'
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
-import { answerOf, errorResponse, responseOf, type FetchAnswer } from './responses.js'
+import { errorResponse } from './responses.js'
 import { disposeInstance } from './dispose.js'
 import { modelCachesOf, type ModelCache } from './multiplexed.js'
 
@@ -102,8 +102,16 @@ export class Replica implements ReplicaEndpoint {
     let answer: FetchAnswer
     let modelId: string | undefined
     try {
+      const instance = this.#instance ?? this.instance()
+      const fetch = (instance as { fetch?: FetchMethod }).fetch
+      if (typeof fetch !== 'function') {
+        throw new HTTPError(501, `deployment ${this.deployment.name} has no fetch() method to answer HTTP requests`)
+      }
       if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
-      const work = this.#runFetch(request, scope)
+      const work = this.deployment.options.batching
+        ? // Whole requests are the batch items: the queue gets the request's scope as the call's own.
+          (this.#batchedFetch ??= this.#batchFetch(instance, fetch))(request, { signal: scope.signal, context: scope })
+        : Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
       // Without a deadline an HTTP answer waits for the method: a client that left reads nothing anyway.
       answer = answerOf(await (scope.deadline === undefined ? work : scope.settle(work)))
     } catch (error) {
@@ -113,20 +121,6 @@ export class Replica implements ReplicaEndpoint {
     if (modelId !== undefined) this.#unpinModel(modelId)
     this.#http.record('response' in answer ? answer.response.status : answer.plain.status, (performance.now() - started) / 1000)
     return answer
-  }
-
-  #runFetch(request: Request, scope: RequestScope): Promise<unknown> {
-    const instance = this.instance()
-    const fetch = (instance as { fetch?: FetchMethod }).fetch
-    if (typeof fetch !== 'function') {
-      throw new HTTPError(501, `deployment ${this.deployment.name} has no fetch() method to answer HTTP requests`)
-    }
-    if (this.deployment.options.batching) {
-      // Whole requests are the batch items: the queue gets the request's scope as the call's own.
-      const batched = (this.#batchedFetch ??= this.#batchFetch(instance, fetch))
-      return batched(request, { signal: scope.signal, context: scope })
-    }
-    return Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
   }
 
   /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */
@@ -173,7 +167,9 @@ export class Replica implements ReplicaEndpoint {
    * from a Durable Object's or a thread's client, a test).
    */
   #scopeOf(call: ReplicaCall, origin: 'http' | 'handle'): RequestScope {
-    const own = deadlineFrom(this.deployment.options.requestTimeoutS)
+    const { requestTimeoutS } = this.deployment.options
+    if (call instanceof RequestScope && requestTimeoutS === undefined) return call
+    const own = deadlineFrom(requestTimeoutS)
     const deadline = call.deadline === undefined || (own !== undefined && own < call.deadline) ? own : call.deadline
     if (call instanceof RequestScope && call.deadline === deadline) return call
     return new RequestScope(origin, deadline, call.multiplexedModelId, call.signal, call.idempotent)
@@ -229,4 +225,66 @@ export class Replica implements ReplicaEndpoint {
     }
     return { deployment: this.deployment.name, replica: this.index, started: this.started, methods }
   }
+}
+
+/**
+ * What a deployment's `fetch()` answered with a plain value, as the parts of
+ * the HTTP answer: a replica on a worker thread sends these parts to the
+ * server thread as they are, without building a Response to read back.
+ */
+export interface PlainAnswer {
+  status: 200 | 204
+  /** Undefined for no body. */
+  contentType: string | undefined
+  body: string | Uint8Array | ArrayBuffer | null
+}
+
+/** A deployment's answer to a request: a Response, or a plain value's parts. */
+export type FetchAnswer = { response: Response } | { plain: PlainAnswer }
+
+/**
+ * What a deployment's `fetch()` returned, as Ray Serve treats `__call__`'s
+ * result: a Response as is, a stream as an octet-stream Response, nothing
+ * as 204, text as text/plain, bytes as octet-stream and any other value as
+ * JSON, these last as the parts of their answer.
+ */
+export function answerOf(value: unknown): FetchAnswer {
+  if (value === undefined || value === null) return { plain: { status: 204, contentType: undefined, body: null } }
+  if (typeof value === 'string') return { plain: { status: 200, contentType: 'text/plain; charset=utf-8', body: value } }
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return { plain: { status: 200, contentType: 'application/octet-stream', body: value } }
+  if (isResponse(value)) return { response: value }
+  if (value instanceof ReadableStream) return { response: new Response(value, { headers: { 'content-type': 'application/octet-stream' } }) }
+  // JSON.stringify answers undefined for a function or a symbol: no body, as before.
+  return { plain: { status: 200, contentType: 'application/json', body: JSON.stringify(value) ?? null } }
+}
+
+/** A deployment's answer as a Response: the one it gave, or one built from a plain value's parts. */
+export function responseOf(answer: FetchAnswer): Response {
+  if ('response' in answer) return answer.response
+  const { status, contentType, body } = answer.plain
+  return new Response(body as ConstructorParameters<typeof Response>[0], contentType === undefined ? { status } : { status, headers: { 'content-type': contentType } })
+}
+
+/**
+ * Turn what a deployment's `fetch()` returned into a Response, as Ray Serve
+ * does for `__call__`: a Response as is, text as text/plain, bytes as
+ * octet-stream, nothing as 204, anything else as JSON.
+ */
+export function toResponse(value: unknown): Response {
+  return responseOf(answerOf(value))
+}
+
+/**
+ * `instanceof Response` is not enough: @hono/node-server swaps the global
+ * Response for a lighter class, and `Response.json()` may still build the
+ * platform's own; other realms have their own class too.
+ */
+export function isResponse(value: unknown): value is Response {
+  if (value instanceof Response) return true
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.prototype.toString.call(value) === '[object Response]' &&
+    typeof (value as Response).status === 'number'
+  )
 }

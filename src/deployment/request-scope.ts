@@ -1,10 +1,9 @@
-import { CancelSource, type CancelSignal } from '../batching/cancel-signal.js'
+import type { CancelListenerObject, CancelSignal } from '../batching/cancel-signal.js'
 import { cancellation, RequestTimeoutError } from '../errors.js'
 import type { RequestContext } from '../batching/context.js'
 import type { ReplicaCall } from './endpoint.js'
 
-/** Where a scope's caller signal comes from: a signal, or a function that makes one the first time it is asked. */
-export type SignalSource = CancelSignal | (() => CancelSignal) | undefined
+type CancelListener = CancelListenerObject | (() => void)
 
 /**
  * One request (or handle call) as every layer below the ingress sees it:
@@ -14,84 +13,136 @@ export type SignalSource = CancelSignal | (() => CancelSignal) | undefined
  * batched calls inherit it, see `AmbientContext`), remote replicas send its
  * fields on.
  *
- * The deadline is enforced here and nowhere else: past it, the scope's
- * signal aborts with a `RequestTimeoutError`, and everything that listens to
- * the signal (a wait for a replica, a queued batched call, a handle call's
- * children, the replica's wait for the method) fails with it. The signal is
- * made the first time something listens, so a request that goes straight
- * through, without a deadline, never makes one.
+ * The scope is its own signal: it aborts when the caller goes away (the
+ * caller's signal aborts, or the runtime cancels the scope when the client
+ * disconnects) or when the deadline passes, whichever comes first. The
+ * deadline is enforced here and nowhere else: past it, the scope aborts
+ * with a `RequestTimeoutError`, and everything that listens to it (a wait
+ * for a replica, a queued batched call, a handle call's children, the
+ * replica's wait for the method) fails with it. The deadline's timer and
+ * the listener on the caller's signal are set the first time something
+ * asks for `signal`, so a request that goes straight through never sets
+ * them.
+ *
+ * As a signal it is what an AbortController's would be to the queue and the
+ * replicas, without the DOM event machinery around it, which a signal made
+ * for every served request does not need.
  *
  * Whoever makes a scope calls `close()` when the request is answered: that
  * clears its deadline timer and stops listening to the caller's signal.
  */
-export class RequestScope implements RequestContext, ReplicaCall {
+export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   [key: string]: unknown
-  #signal: CancelSignal | undefined = undefined
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined
-  #caller: CancelSignal | undefined = undefined
+  // Declared, and set in the constructor, as a batched call's Entry is (see there): one is made per request.
+  declare readonly origin: 'http' | 'handle'
+  declare readonly deadline: number | undefined
+  declare readonly multiplexedModelId: string | undefined
+  declare readonly idempotent: boolean
+  declare aborted: boolean
+  declare reason: unknown
+  declare private listeners: CancelListener[]
+  /** What `signal` gives, once asked: this scope, or the caller's own signal. */
+  declare private givenSignal: CancelSignal | undefined
+  declare private timer: ReturnType<typeof setTimeout> | undefined
+  declare private readonly caller: CancelSignal | undefined
+  declare private readonly timesItself: boolean
 
+  /**
+   * `callerSignal`: the caller's own signal, if it has one; the runtime may
+   * instead cancel the scope itself. `timesItself` is false when the
+   * deadline is the caller's own and the caller's signal already aborts at
+   * it (a handle call made inside a request): then this scope keeps no timer
+   * of its own and its signal is the caller's, so every call the request
+   * made leaves at the same moment, in the request's order.
+   */
   constructor(
-    readonly origin: 'http' | 'handle',
-    readonly deadline: number | undefined,
-    readonly multiplexedModelId: string | undefined,
-    private readonly callerSignal: SignalSource,
-    readonly idempotent: boolean = false,
-    /**
-     * False when the deadline is the caller's own and the caller's signal
-     * already aborts at it (a handle call made inside a request): then this
-     * scope keeps no timer of its own, and every call the request made
-     * leaves at the same moment, in the request's order.
-     */
-    private readonly timesItself: boolean = true,
-  ) {}
+    origin: 'http' | 'handle',
+    deadline: number | undefined,
+    multiplexedModelId: string | undefined,
+    callerSignal: CancelSignal | undefined,
+    idempotent = false,
+    timesItself = true,
+  ) {
+    this.origin = origin
+    this.deadline = deadline
+    this.multiplexedModelId = multiplexedModelId
+    this.idempotent = idempotent
+    this.aborted = false
+    this.reason = undefined
+    this.listeners = []
+    this.givenSignal = undefined
+    this.timer = undefined
+    this.caller = callerSignal
+    this.timesItself = timesItself
+  }
+
+  addEventListener(_type: 'abort', listener: CancelListener): void {
+    if (!this.aborted) this.listeners.push(listener)
+  }
+
+  removeEventListener(_type: 'abort', listener: CancelListener): void {
+    const at = this.listeners.indexOf(listener)
+    if (at >= 0) this.listeners.splice(at, 1)
+  }
+
+  /** End the request now: its listeners hear it once, with `reason`; later calls do nothing. */
+  cancel(reason: Error): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    const listeners = this.listeners
+    this.listeners = []
+    for (const listener of listeners) {
+      if (typeof listener === 'function') listener()
+      else listener.handleEvent()
+    }
+  }
 
   /** Aborts when the caller goes away or the deadline passes, whichever comes first. */
-  get signal(): CancelSignal | undefined {
-    if (this.#signal !== undefined) {
+  get signal(): CancelSignal {
+    if (this.givenSignal !== undefined) {
       // A timer fires late when the event loop is busy (a model's run, a decode): whoever asks after the deadline
       // sees the request ended, not one still running.
-      if (this.#timer !== undefined && this.#expired()) this.#timeOut()
-      return this.#signal
+      if (this.timer !== undefined && this.expired()) this.timeOut()
+      return this.givenSignal
     }
-    const caller = typeof this.callerSignal === 'function' ? this.callerSignal() : this.callerSignal
-    if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller)
-    // Both the caller and the clock may end the request: one signal for the two.
-    const source = new CancelSource()
-    this.#signal = source
+    const caller = this.caller
+    // No clock of its own: the caller's signal says it all, or the runtime cancels this scope.
+    if (this.deadline === undefined || !this.timesItself) return (this.givenSignal = caller ?? this)
+    this.givenSignal = this
     if (caller !== undefined) {
-      if (caller.aborted) source.cancel(cancellation(caller.reason))
-      else {
-        this.#caller = caller
-        caller.addEventListener('abort', this)
-      }
+      if (caller.aborted) this.cancel(cancellation(caller.reason))
+      else caller.addEventListener('abort', this)
     }
-    if (source.aborted) return source
-    if (this.#expired()) source.cancel(new RequestTimeoutError())
-    else this.#timer = setTimeout(() => this.#timeOut(), this.deadline - Date.now())
-    return source
+    if (this.aborted) return this
+    if (this.expired()) this.cancel(new RequestTimeoutError())
+    else this.timer = setTimeout(() => this.timeOut(), this.deadline - Date.now())
+    return this
   }
 
   /** Past the deadline by the clock, whether or not its timer has fired yet. */
-  #expired(): boolean {
+  private expired(): boolean {
     return this.deadline !== undefined && Date.now() >= this.deadline
   }
 
-  #timeOut(): void {
-    clearTimeout(this.#timer)
-    this.#timer = undefined
-    ;(this.#signal as CancelSource).cancel(new RequestTimeoutError())
+  private timeOut(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    this.cancel(new RequestTimeoutError())
   }
 
   /** The caller's signal aborted (the scope listens as an object, so a request costs no closure). */
   handleEvent(): void {
-    ;(this.#signal as CancelSource).cancel(cancellation(this.#caller?.reason))
+    this.cancel(cancellation(this.caller?.reason))
   }
 
   /** The request is answered: no timer or listener outlives it. */
   close(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
-    this.#caller?.removeEventListener('abort', this)
-    this.#timer = this.#caller = undefined
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    }
+    if (this.givenSignal === this) this.caller?.removeEventListener('abort', this)
   }
 
   /**
@@ -106,9 +157,8 @@ export class RequestScope implements RequestContext, ReplicaCall {
    */
   settle<R>(work: Promise<R>): Promise<R> {
     const signal = this.signal
-    if (signal === undefined) return work
     if (signal.aborted) return Promise.reject(cancellation(signal.reason))
-    if (this.#expired()) return Promise.reject(new RequestTimeoutError())
+    if (this.expired()) return Promise.reject(new RequestTimeoutError())
     return new Promise<R>((resolve, reject) => {
       const onAbort = () => reject(cancellation(signal.reason))
       signal.addEventListener('abort', onAbort)
@@ -116,7 +166,7 @@ export class RequestScope implements RequestContext, ReplicaCall {
       work.then(
         (value) => {
           done()
-          if (this.#expired()) reject(new RequestTimeoutError())
+          if (this.expired()) reject(new RequestTimeoutError())
           else resolve(value)
         },
         (error: unknown) => {

@@ -20,6 +20,26 @@ function checkLimit(caller: string, limit: unknown): void {
  */
 export async function readBody(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<Uint8Array> {
   checkLimit('readBody', limit)
+  // Read before: a batch re-run without its failed items (FailedItemsError) reads its requests again.
+  const read = bodiesRead.get(request)
+  if (read !== undefined) {
+    if (read.byteLength > limit) throw tooLarge(limit)
+    return read
+  }
+  const body = await readBodyOnce(request, limit)
+  bodiesRead.set(request, body)
+  return body
+}
+
+/**
+ * Bodies read whole, by request: a body can be consumed once, and a batch
+ * handler re-run on the requests that did not fail (see FailedItemsError)
+ * reads them again.
+ */
+const bodiesRead = new WeakMap<Request, Uint8Array>()
+const textsRead = new WeakMap<Request, Promise<string>>()
+
+async function readBodyOnce(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null) {
     if (Number(declared) > limit) throw tooLarge(limit)
@@ -122,7 +142,8 @@ function tooLarge(limit: number): HTTPError {
  * Make `request.json()` refuse a body that is not JSON with a 400 JSON
  * error, the client's mistake, where the platform's own throws a
  * SyntaxError that would answer 500. A runtime calls it on each request
- * with a body before the app sees it.
+ * with a body before the app sees it. It also lets `request.json()` be
+ * called again, as a batch re-run without its failed items does.
  */
 export function answerBadJsonWith400(request: Request): void {
   // Defined, not assigned: @hono/node-server's Request has a read-only json.
@@ -132,5 +153,8 @@ export function answerBadJsonWith400(request: Request): void {
 const JSON_OR_400: PropertyDescriptor = { value: jsonOr400, writable: true, configurable: true }
 
 function jsonOr400(this: Request): Promise<unknown> {
-  return this.text().then(parseJsonBody)
+  // Read once, parsed afresh on each call: a batch re-run (see bodiesRead) calls it again.
+  let text = textsRead.get(this)
+  if (text === undefined) textsRead.set(this, (text = this.text()))
+  return text.then(parseJsonBody)
 }

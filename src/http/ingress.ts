@@ -1,11 +1,10 @@
 import type { Context } from 'hono'
-import type { CancelSignal } from '../batching/cancel-signal.js'
 import { boundDeployments, checkDeployment, type Deployment } from '../deployment/deployment.js'
-import { replicaSetOf } from '../deployment/replica-set.js'
+import { ReplicaSet, replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
 import { deadlineFrom, RequestScope } from '../deployment/request-scope.js'
-import { disconnectSignal, headerSource, type RuntimeEnv } from './runtime-env.js'
+import { headerSource, watchDisconnect, type RuntimeEnv } from './runtime-env.js'
 
 /** Marks ingress handlers, so a runtime can find the deployments an app routes to. */
 export const ingressDeployment: unique symbol = Symbol('edgeserve.ingress')
@@ -30,14 +29,27 @@ export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [i
  */
 export function ingress(deployment: Deployment): IngressHandler {
   checkDeployment(deployment, 'ingress')
-  const { requestTimeoutS } = deployment.options
+  const { requestTimeoutS, binding } = deployment.options
   const handler = async (c: Context): Promise<Response> => {
     let scope: RequestScope | undefined
     try {
-      const { router, replicas, scaling } = replicaSetOf(c.env, deployment)
+      const env = c.env as (RuntimeEnv & Record<string, unknown>) | undefined
+      // On Node, serve() puts the replica set itself in the env; a Durable Object namespace needs adapting.
+      const set = env?.[binding]
+      const { router, replicas, scaling } = set instanceof ReplicaSet ? set : replicaSetOf(env, deployment)
       // Workers, autoscaled: bring this isolate's replica count up to date first.
       if (scaling.beforeRoute) await scaling.beforeRoute()
-      scope = new RequestScope('http', deadlineFrom(requestTimeoutS), modelIdOf(c), () => disconnectOf(c))
+      // The runtime's own header read and disconnect watch where it offers them (see runtime-env.ts), else the request's.
+      const readHeader = env?.[headerSource]
+      const modelId = readHeader !== undefined ? readHeader.call(env, MODEL_ID_HEADER) : c.req.raw.headers.get(MODEL_ID_HEADER)
+      const watch = env?.[watchDisconnect]
+      scope = new RequestScope(
+        'http',
+        deadlineFrom(requestTimeoutS),
+        modelId === null ? undefined : checkModelId(modelId, `the ${MODEL_ID_HEADER} header`),
+        watch !== undefined ? undefined : c.req.raw.signal,
+      )
+      watch?.call(env, scope)
       let replica = router.tryAcquire(scope.multiplexedModelId)
       if (replica < 0) replica = await router.acquire(scope.signal, scope.multiplexedModelId)
       try {
@@ -52,21 +64,6 @@ export function ingress(deployment: Deployment): IngressHandler {
     }
   }
   return Object.assign(handler, { [ingressDeployment]: deployment })
-}
-
-/** The model the request names for a multiplexed deployment, checked (a bad one is a 400); undefined without the header. */
-function modelIdOf(c: Context): string | undefined {
-  const env = c.env as RuntimeEnv
-  const offer = env[headerSource]
-  const value = offer !== undefined ? offer.call(env, MODEL_ID_HEADER) : c.req.raw.headers.get(MODEL_ID_HEADER)
-  return value === null ? undefined : checkModelId(value, `the ${MODEL_ID_HEADER} header`)
-}
-
-/** The client's disconnect signal: the runtime's own where it offers one (see runtime-env.ts), else the request's. */
-function disconnectOf(c: Context): CancelSignal {
-  const env = c.env as RuntimeEnv
-  const offer = env[disconnectSignal]
-  return offer !== undefined ? offer.call(env) : c.req.raw.signal
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Tensor } from 'onnxruntime-web'
+import { FailedItemsError, HTTPError } from '../errors.js'
 
 type TensorClass = typeof import('onnxruntime-web').Tensor
 type NumericArray = Float32Array | Int32Array | BigInt64Array | Uint8Array
@@ -6,6 +7,11 @@ type NumericArray = Float32Array | Int32Array | BigInt64Array | Uint8Array
 /**
  * Stack per-item inputs of equal shape into one `[N, ...shape]` tensor: the
  * one copy a batch needs to become a single `session.run`.
+ *
+ * An item that does not fit the shape (too few or too many values, not a
+ * list of numbers) is that item's own failure: stack() throws a
+ * `FailedItemsError` that fails its caller with a 422, and the batch queue
+ * runs the batch again without it.
  */
 export function stack(
   TensorClass: TensorClass,
@@ -14,23 +20,30 @@ export function stack(
   type: 'float32' | 'int32' = 'float32',
 ): Tensor {
   const size = shape.reduce((a, b) => a * b, 1)
+  const failed = new Map<number, Error>()
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]
+    const problem = listProblem(item)
+    if (problem !== undefined) failed.set(i, unfit(`item ${problem}; shape [${shape.join(', ')}] needs ${size} numbers`))
+    else if (item!.length !== size) failed.set(i, unfit(`item has ${item!.length} values, but shape [${shape.join(', ')}] needs ${size}`))
+  }
+  if (failed.size > 0) throw new FailedItemsError(failed)
   const data = type === 'float32' ? new Float32Array(items.length * size) : new Int32Array(items.length * size)
-  items.forEach((item, i) => {
-    if (item.length !== size) {
-      throw new RangeError(`item ${i} has ${item.length} values, but shape [${shape.join(', ')}] needs ${size}`)
-    }
-    data.set(item, i * size)
-  })
+  items.forEach((item, i) => data.set(item, i * size))
   return new TensorClass(type, data, [items.length, ...shape])
 }
 
-/** Stack int64 token ids (BigInt64Array or numbers) into `[N, length]`. */
+/** Stack int64 token ids (BigInt64Array or numbers) into `[N, length]`; items that do not fit fail alone, as in stack(). */
 export function stackInt64(TensorClass: TensorClass, items: readonly (BigInt64Array | readonly number[])[], length: number): Tensor {
   const data = new BigInt64Array(items.length * length)
+  const failed = new Map<number, Error>()
   items.forEach((item, i) => {
-    if (item.length !== length) throw new RangeError(`item ${i} has ${item.length} ids, expected ${length}`)
+    const problem = listProblem(item, true) ?? integerProblem(item)
+    if (problem !== undefined) return failed.set(i, unfit(`item ${problem}; shape [${length}] needs ${length} integer ids`))
+    if (item.length !== length) return failed.set(i, unfit(`item has ${item.length} ids, but shape [${length}] needs ${length}`))
     for (let j = 0; j < length; j++) data[i * length + j] = BigInt(item[j]!)
   })
+  if (failed.size > 0) throw new FailedItemsError(failed)
   return new TensorClass('int64', data, [items.length, length])
 }
 
@@ -56,25 +69,30 @@ export interface Padded {
 /**
  * Pad variable-length items to one length: the batch's longest, or the
  * smallest of `sizes` that fits (fixed buckets keep the number of distinct
- * shapes, and so of compiled kernels, small).
+ * shapes, and so of compiled kernels, small). An item that is not a list of
+ * numbers, or is longer than every allowed size, fails alone, as in stack().
  */
 export function pad(
   TensorClass: TensorClass,
   items: readonly ArrayLike<number>[],
   options: { to?: 'longest' | readonly number[]; value?: number; side?: 'right' | 'left'; type?: 'float32' | 'int64' } = {},
 ): Padded {
+  const to = options.to ?? 'longest'
+  const largest = to === 'longest' ? Infinity : Math.max(...to)
+  const type = options.type ?? 'float32'
+  const failed = new Map<number, Error>()
+  items.forEach((item, i) => {
+    let problem = listProblem(item, type === 'int64') ?? (type === 'int64' ? integerProblem(item) : undefined)
+    if (problem === undefined && item.length > largest) problem = `has ${item.length} values, more than every allowed size (${[...to].join(', ')})`
+    if (problem !== undefined) failed.set(i, unfit(`item ${problem}`))
+  })
+  if (failed.size > 0) throw new FailedItemsError(failed)
   const lengths = items.map((item) => item.length)
   const longest = Math.max(0, ...lengths)
-  const to = options.to ?? 'longest'
   let length = longest
-  if (to !== 'longest') {
-    const fit = [...to].sort((a, b) => a - b).find((size) => size >= longest)
-    if (fit === undefined) throw new RangeError(`the longest item (${longest}) is longer than every allowed size (${to.join(', ')})`)
-    length = fit
-  }
+  if (to !== 'longest') length = [...to].sort((a, b) => a - b).find((size) => size >= longest)!
   const value = options.value ?? 0
   const left = options.side === 'left'
-  const type = options.type ?? 'float32'
   const mask = new BigInt64Array(items.length * length)
   const data = type === 'int64' ? new BigInt64Array(items.length * length).fill(BigInt(value)) : new Float32Array(items.length * length).fill(value)
   items.forEach((item, i) => {
@@ -91,4 +109,52 @@ export function pad(
     length,
     lengths,
   }
+}
+
+/** A client's item that does not fit: its own 422, whatever the batch around it. */
+function unfit(message: string): HTTPError {
+  return new HTTPError(422, message)
+}
+
+/**
+ * Why `item` is not a list of numbers (a typed array, or an array of
+ * numbers; of bigints too where `ints64`), or undefined if it is one. A plain
+ * array's values are checked: a typed array's set() would quietly turn a
+ * string or an object into NaN, and throw at a bigint.
+ */
+function listProblem(item: unknown, ints64 = false): string | undefined {
+  const what = ints64 ? 'integer ids' : 'numbers'
+  if (ArrayBuffer.isView(item)) {
+    const bigints = item instanceof BigInt64Array || item instanceof BigUint64Array
+    return bigints && !ints64 ? `is a ${item.constructor.name}, not a list of numbers` : undefined
+  }
+  if (typeof item !== 'object' || item === null || typeof (item as { length?: unknown }).length !== 'number') {
+    return `is not a list of ${what} (received ${describe(item)})`
+  }
+  const list = item as ArrayLike<unknown>
+  for (let j = 0; j < list.length; j++) {
+    const value = list[j]
+    if (typeof value !== 'number' && (!ints64 || typeof value !== 'bigint')) {
+      return `has a value that is not a number at [${j}] (received ${describe(value)})`
+    }
+  }
+  return undefined
+}
+
+/** Why a list of numbers cannot become int64 ids (a fraction, NaN, Infinity), or undefined. */
+function integerProblem(item: ArrayLike<number | bigint>): string | undefined {
+  if (item instanceof BigInt64Array) return undefined
+  for (let j = 0; j < item.length; j++) {
+    const value = item[j]!
+    if (typeof value === 'number' && !Number.isInteger(value)) return `has a value that is not an integer at [${j}] (received ${value})`
+  }
+  return undefined
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean') return String(value)
+  if (typeof value === 'bigint') return `${value}n`
+  if (typeof value === 'string') return `a string of ${value.length} characters`
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : typeof value
 }

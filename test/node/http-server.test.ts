@@ -86,13 +86,13 @@ let server: Server
 let base: string
 
 beforeAll(async () => {
-  server = await listenHttp({
+  ;({ server } = await listenHttp({
     fetch: app,
     port: 0,
     hostname: '127.0.0.1',
     // Short client timeouts, so that the 408s come within the test.
     serverOptions: { headersTimeout: 400, requestTimeout: 2_000, connectionsCheckingInterval: 50 },
-  })
+  }))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 })
 afterAll(async () => {

@@ -127,7 +127,7 @@ class Classifier {
 
   classify = batch(async (rows: number[][]) => {
     const model = await this.model
-    const out = await model.run({ [model.inputNames[0]!]: stack(rows, [rows[0]!.length]) })
+    const out = await model.run({ [model.inputNames[0]!]: stack(rows, [8]) })
     const scores = out[model.outputNames[0]!]!.data
     return rows.map((_, i) => Number(scores[i]))
   }, { maxBatchSize: 32 })

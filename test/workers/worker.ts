@@ -7,6 +7,7 @@ import { batch, deployment, getHandle, ingress, replicaContext } from 'edgeserve
 import { durableObject, serveWorker } from 'edgeserve/workers'
 import { BatchAdder } from '../../examples/adder/batch-adder.js'
 import { oneReplicaTenants, tenantApp, tenants } from '../support/tenant-app.js'
+import { itemPredictor, malformedItemApp, requestsPredictor } from '../support/malformed-item-app.js'
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
@@ -166,12 +167,16 @@ const app = new Hono<{ Bindings: Env }>()
 
 // The multiplexing suite's routes (test/support/tenant-app.ts), shared with the Node tests.
 app.route('/', tenantApp)
+// The "a malformed item fails alone" suite's routes (test/support/malformed-item-app.ts), shared with the Node tests.
+app.route('/', malformedItemApp)
 
 export default serveWorker(app)
 export const TenantModels = durableObject(tenants)
 export const OneReplicaTenants = durableObject(oneReplicaTenants)
 export const SeedAdder = durableObject(adder)
 export const JsonDoubler = durableObject(jsonDoubler)
+export const MalformedItemPredictor = durableObject(itemPredictor)
+export const MalformedRequestsPredictor = durableObject(requestsPredictor)
 export const Recorder = durableObject(recorder)
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {

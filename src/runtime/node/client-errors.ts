@@ -37,24 +37,22 @@ function clientErrorAnswer(error: Error & { code?: string; reason?: string }, li
   }
 }
 
+/** A request the app was handed, with its response. */
+export interface AnsweredRequest {
+  readonly incoming: IncomingMessage
+  readonly outgoing: ServerResponse
+}
+
 /**
  * Answer the parser's errors on `server` with JSON. A request pipelined
  * before the bad one keeps its own answer, which goes first; a request whose
  * answer has begun gets no second one, its connection is only closed, as
- * Node itself does. Pass the server's `maxHeaderSize` if it was set, for the
- * 431's message.
+ * Node itself does. `answering` holds the last request each socket handed to
+ * the app (the server's request handler records it). Pass the server's
+ * `maxHeaderSize` if it was set, for the 431's message.
  */
-export function answerClientErrors(server: Server, limits: { maxHeaderSize?: number } = {}): void {
-  // The last request each socket has handed to the app, while it is answered.
-  const inFlight = new WeakMap<Duplex, { request: IncomingMessage; response: ServerResponse }>()
+export function answerClientErrors(server: Server, answering: WeakMap<Duplex, AnsweredRequest>, limits: { maxHeaderSize?: number } = {}): void {
   const refused = new WeakSet<Duplex>()
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket
-    inFlight.set(socket, { request, response })
-    response.once('close', () => {
-      if (inFlight.get(socket)?.response === response) inFlight.delete(socket)
-    })
-  })
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     // Once the connection is refused, Node reports the same parser error
     // again for every later chunk that closeGently reads; one answer is enough.
@@ -78,12 +76,13 @@ export function answerClientErrors(server: Server, limits: { maxHeaderSize?: num
       )
       closeGently(socket)
     }
-    const current = inFlight.get(socket)
-    if (!current) return refuse()
+    const current = answering.get(socket)
+    // No request, or its answer is all written (or never will be): this answer goes next.
+    if (!current || current.outgoing.writableFinished || current.outgoing.destroyed) return refuse()
     // Whole, so the error is in a request pipelined after it: answers go in order.
-    if (current.request.complete) return void current.response.once('close', refuse)
+    if (current.incoming.complete) return void current.outgoing.once('close', refuse)
     // The error is in this request's own body: the error is its answer, unless one has begun.
-    if (current.response.headersSent) return void socket.destroy()
+    if (current.outgoing.headersSent) return void socket.destroy()
     refuse()
   })
 }

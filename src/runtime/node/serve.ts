@@ -1,4 +1,3 @@
-import type { Http2Bindings, HttpBindings } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import { boundDeployments, type Deployment } from '../../deployment/deployment.js'
 import { callThrough, type Invoke } from '../../deployment/handle.js'
@@ -13,12 +12,10 @@ import { setLogLevel, type LogLevel } from '../../metrics/log.js'
 import { captureServe, inReplicaThread } from './threads/hook.js'
 import { ThreadReplica, threadReplicas, type ThreadsOption } from './threads/thread-replica.js'
 import { DEFAULT_APP, findApp, registerApp, unregisterApp, type HostedApp } from './registry.js'
-import { requestEnvClass } from './request-env.js'
 import { listenHttp } from './http-server.js'
 import { checkServeOptions } from './serve-options.js'
 import type { Dashboard } from '../../http/dashboard/page.js'
 import { dashboardFor } from './dashboard.js'
-import { answerBadJsonWith400 } from '../../http/body.js'
 
 /** What serve() needs of a Hono app: its fetch and its routes. */
 export interface ServableApp {
@@ -110,62 +107,44 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   }
   await Promise.all(startNow.map((replica) => replica.start())).catch(abandon)
   const admin = { app, deployments: [...hosted.deployments.values()], env: hosted.env, dashboard }
-  const RequestEnv = requestEnvClass(hosted.env)
-
-  let inFlight = 0
-  let draining = false
-  let drained: (() => void) | undefined
-  const fetch = async (request: Request, node: HttpBindings | Http2Bindings): Promise<Response> => {
-    if (draining) {
-      return Response.json(
-        { error: { type: 'ShuttingDown', message: 'the server is shutting down' } },
-        { status: 503, headers: { connection: 'close', 'retry-after': '1' } },
-      )
-    }
-    inFlight++
-    try {
-      const env = new RequestEnv(node)
-      if (request.method !== 'GET' && request.method !== 'HEAD') answerBadJsonWith400(request)
-      // Checked on the URL string: parsing a URL per request costs more than the routing after it.
-      const path = request.url.indexOf('/', request.url.indexOf('//') + 2)
-      if (path >= 0 && request.url.startsWith(ADMIN_PREFIX, path)) {
-        if (rpcToken && request.url.startsWith(RPC_PREFIX, path)) return await handleRpc(request, rpcToken, findCaller)
-        const answer = await handleAdmin(request, admin)
-        if (answer) return answer
-      }
-      return await app.fetch(request, env)
-    } finally {
-      if (--inFlight === 0) drained?.()
-    }
+  // The routes under /-/ (health, metrics, the dashboard, remote handles) come before the app's.
+  const adminRoutes = async (request: Request): Promise<Response | undefined> => {
+    if (rpcToken && new URL(request.url).pathname.startsWith(RPC_PREFIX)) return handleRpc(request, rpcToken, findCaller)
+    return handleAdmin(request, admin)
   }
-
-  const server = await listenHttp({ fetch, port, hostname }).catch(abandon)
+  const http = await listenHttp({
+    fetch: app.fetch.bind(app),
+    env: hosted.env,
+    before: { prefix: ADMIN_PREFIX, fetch: adminRoutes },
+    port,
+    hostname,
+  }).catch(abandon)
+  const { server } = http
   const address = server.address() as AddressInfo
   const shownHost = hostname.includes(':') ? `[${hostname}]` : hostname
 
   let closing: Promise<void> | undefined
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
-      draining = true
       server.close(() => resolve())
-      server.closeIdleConnections()
+      let finished = false
       const finish = () => {
+        if (finished) return
+        finished = true
+        clearTimeout(timer)
         server.closeAllConnections()
         unregisterApp(hosted.name)
         void stopHosting()
         process.off('SIGINT', onSignal)
         process.off('SIGTERM', onSignal)
       }
-      if (inFlight === 0) return finish()
       const timer = setTimeout(finish, (options.shutdownTimeoutS ?? 30) * 1000)
-      drained = () => {
-        clearTimeout(timer)
-        // Let the last responses flush before the sockets go.
-        setImmediate(finish)
-      }
+      // Let the last responses flush before the sockets go.
+      void http.drain().then(() => setImmediate(finish))
+      server.closeIdleConnections()
     }))
   const onSignal = (signal: NodeJS.Signals) => {
-    console.log(`edgeserve: ${signal} received, answering ${inFlight} in-flight request(s) before exit`)
+    console.log(`edgeserve: ${signal} received, answering ${http.inFlight} in-flight request(s) before exit`)
     void close().then(() => process.exit(0))
   }
   if (options.handleSignals ?? true) {

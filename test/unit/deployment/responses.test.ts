@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { answerOf, errorResponse, responseOf } from '../../../src/deployment/responses.js'
+import { errorResponse } from '../../../src/deployment/responses.js'
+import { answerOf, responseOf } from '../../../src/deployment/replica.js'
 import { BackPressureError, HTTPError, ReplicaUnavailableError } from '../../../src/index.js'
 
 describe('errorResponse', () => {

@@ -60,3 +60,22 @@ describe('request.json() after answerBadJsonWith400()', () => {
     expect([error instanceof HTTPError, (error as HTTPError).status, (error as HTTPError).message]).toEqual([true, 400, 'the request body is not valid JSON'])
   })
 })
+
+describe('a body read again, as a batch re-run without its failed items reads its requests', () => {
+  it('readBody() and readJson() give the same body a second time, still held to the limit', async () => {
+    const request = post('{"x":1}', { 'content-length': '7', 'content-type': 'application/json' })
+    expect(await readJson(request)).toEqual({ x: 1 })
+    expect(await readJson(request)).toEqual({ x: 1 })
+    expect(await status(readBody(request, 3))).toBe(413)
+    const chunked = post(streamed(2, 3))
+    expect((await readBody(chunked)).byteLength).toBe(6)
+    expect((await readBody(chunked)).byteLength).toBe(6)
+  })
+
+  it('request.json() parses the body again instead of finding it used', async () => {
+    const request = post('{"features":[1,2]}')
+    answerBadJsonWith400(request)
+    expect(await request.json()).toEqual({ features: [1, 2] })
+    expect(await request.json()).toEqual({ features: [1, 2] })
+  })
+})

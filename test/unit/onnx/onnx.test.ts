@@ -11,7 +11,7 @@ describe('tensor helpers', () => {
     const t = stack([[1, 2, 3], new Float32Array([4, 5, 6])], [3])
     expect(t.dims).toEqual([2, 3])
     expect(Array.from(t.data as Float32Array)).toEqual([1, 2, 3, 4, 5, 6])
-    expect(() => stack([[1, 2]], [3])).toThrow('item 0 has 2 values, but shape [3] needs 3')
+    expect(() => stack([[1, 2]], [3])).toThrow('item 0: item has 2 values, but shape [3] needs 3')
   })
 
   it('stackInt64() builds int64 ids', () => {
@@ -34,7 +34,7 @@ describe('tensor helpers', () => {
     expect(bucketed.tensor.dims).toEqual([2, 4])
     expect(Array.from(bucketed.tensor.data as BigInt64Array)).toEqual([0n, 1n, 2n, 3n, 0n, 0n, 0n, 4n])
     expect(bucketed.lengths).toEqual([3, 1])
-    expect(() => pad([[1, 2, 3, 4, 5]], { to: [2, 4] })).toThrow('the longest item (5) is longer than every allowed size (2, 4)')
+    expect(() => pad([[1, 2, 3, 4, 5]], { to: [2, 4] })).toThrow('item 0: item has 5 values, more than every allowed size (2, 4)')
   })
 })
 

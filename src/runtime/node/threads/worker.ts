@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { CancelSource } from '../../../batching/cancel-signal.js'
+import { RequestScope } from '../../../deployment/request-scope.js'
 import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
@@ -71,9 +71,9 @@ function locate(): Promise<{ deployment: Deployment; env: Record<string, unknown
 
 let replica: Replica | undefined
 const backlog: ToWorker[] = []
-/** Per request or call: what the server's `abort` message fires, and the reader of a streamed body. */
+/** Per request or call: its scope, which the server's `abort` message cancels, and the reader of a streamed body. */
 interface Live {
-  cancellation: CancelSource
+  scope: RequestScope
   reader?: ReadableStreamDefaultReader<Uint8Array>
 }
 const live = new Map<number, Live>()
@@ -105,7 +105,7 @@ function handle(replica: Replica, message: ToWorker): void {
     case 'abort': {
       const entry = live.get(message.id)
       if (!entry) return
-      entry.cancellation.cancel(new RequestCancelledError('the client disconnected'))
+      entry.scope.cancel(new RequestCancelledError('the client disconnected'))
       void entry.reader?.cancel().catch(() => undefined)
       return
     }
@@ -121,12 +121,13 @@ const headersOf = (response: Response): HeaderList => [...response.headers]
 
 async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: 'fetch' }>): Promise<void> {
   const { id } = message
-  const entry: Live = { cancellation: new CancelSource() }
+  const entry: Live = { scope: new RequestScope('http', message.deadline, message.multiplexedModelId, undefined) }
   live.set(id, entry)
   try {
     const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
     if (message.body !== null) answerBadJsonWith400(request)
-    const answer = await replica.answer(request, { signal: entry.cancellation, deadline: message.deadline, multiplexedModelId: message.multiplexedModelId })
+    // The deadline holds until the answer is ready, as in process; an abort still ends a streamed body.
+    const answer = await replica.answer(request, entry.scope).finally(() => entry.scope.close())
     if ('plain' in answer) {
       const { status, contentType, body } = answer.plain
       const bytes = body === null ? null : ownBytes(body)
@@ -189,14 +190,10 @@ function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promi
 
 async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 'invoke' }>): Promise<void> {
   const { id } = message
-  const entry: Live = { cancellation: new CancelSource() }
+  const entry: Live = { scope: new RequestScope('handle', message.deadline, message.multiplexedModelId, undefined) }
   live.set(id, entry)
   try {
-    const outcome = await replica.invoke(message.method, message.args, {
-      signal: entry.cancellation,
-      deadline: message.deadline,
-      multiplexedModelId: message.multiplexedModelId,
-    })
+    const outcome = await replica.invoke(message.method, message.args, entry.scope).finally(() => entry.scope.close())
     await sendOutcome(
       outcome,
       {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { CancelSource } from '../../../src/batching/cancel-signal.js'
+import { RequestScope } from '../../../src/deployment/request-scope.js'
 
-describe('CancelSource', () => {
+describe('RequestScope as a cancel signal', () => {
   it('fires its listeners, functions and objects alike, once, with its reason', () => {
-    const source = new CancelSource()
+    const source = new RequestScope('http', undefined, undefined, undefined)
     const heard: string[] = []
     source.addEventListener('abort', () => heard.push('function'))
     source.addEventListener('abort', { handleEvent: () => heard.push('object') })
@@ -16,7 +16,7 @@ describe('CancelSource', () => {
   })
 
   it('forgets a removed listener, and keeps none added after it fired', () => {
-    const source = new CancelSource()
+    const source = new RequestScope('http', undefined, undefined, undefined)
     let calls = 0
     const listener = () => calls++
     source.addEventListener('abort', listener)
