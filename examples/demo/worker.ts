@@ -18,8 +18,10 @@ import { textDetector } from '../ocr/detector.js'
 import { ocrPipeline } from '../ocr/pipeline.js'
 import { textRecognizer } from '../ocr/recognizer.js'
 
+// The app, plus /-/metrics, /-/healthz and /-/routes, gathered from every replica's object.
 export default serveWorker(app, { dashboard })
 
+// One Durable Object class per deployment; each replica is an object of it.
 export const BatchAdder = durableObject(adder)
 export const OriginAwareAdder = durableObject(originAdder)
 // Autoscaled: its replicas and its coordinator ("ScaledAdder/autoscaler") are objects of this one class.

@@ -1,5 +1,6 @@
 /** `npm run dev`'s server, for real: wrangler dev on a loopback port serving the demo app. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { RawConnection } from '../support/raw-connection.js'
 import { startWranglerDev, type WranglerDev } from '../support/wrangler-dev.js'
 
 let dev: WranglerDev
@@ -60,5 +61,38 @@ describe('the demo app under wrangler dev', () => {
     expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/)
     expect(dashboard.headers.get('content-security-policy')).toMatch(/script-src 'sha256-/)
     expect(await dashboard.text()).toContain('edgeserve')
+  })
+
+  it("answers a client's bad body with a JSON 4xx on one kept-alive connection, the next request answered, and nothing logged as an error", async () => {
+    const connection = await RawConnection.open(dev.url)
+    const post = async (path: string, type: string, body: number | Uint8Array, extra = '') => {
+      const size = typeof body === 'number' ? body : body.byteLength
+      const sending = connection.send(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: ${size}\r\n${extra}\r\n`, body)
+      const answer = await connection.next(30_000)
+      await sending
+      return [answer.status, (JSON.parse(answer.body) as { error: { type: string } }).error.type]
+    }
+    const adder = async (n: number) => {
+      await connection.write(`GET /adder?number=${n} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
+      return (await connection.next()).body
+    }
+    try {
+      // A JSON body that does not parse, read in the Durable Object (readJson; the docs' Workers example reads request.json()).
+      expect(await post('/predict', 'application/json', Buffer.from('{"features": [1, 2'))).toEqual([400, 'HTTPError'])
+      expect(await adder(1)).toBe('2')
+      // Past readJson()'s 16 KiB limit: refused on its Content-Length, before the object reads it.
+      expect(await post('/regional/predict', 'application/json', 1024 * 1024, 'edgeserve-multiplexed-model-id: north\r\n')).toEqual([413, 'HTTPError'])
+      expect(await adder(2)).toBe('3')
+      // A type the object refuses before reading, from a small body to a large one.
+      for (const size of [10, 64 * 1024 + 1, 4 * 1024 * 1024]) {
+        expect(await post('/ocr/direction', 'text/plain', size)).toEqual([415, 'HTTPError'])
+        expect(await adder(size)).toBe(String(size + 1))
+      }
+    } finally {
+      connection.close()
+    }
+    // workerd logs "✘ [ERROR] Uncaught Error: Network connection lost." when its pump of a body into an object breaks.
+    const lines = dev.output().replace(/\x1b\[[0-9;]*m/g, '').split('\n')
+    expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
 })

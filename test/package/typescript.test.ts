@@ -206,15 +206,9 @@ const server = await serve(app, { port: 0, hostname: '127.0.0.1', threads: { mod
 console.log(\`listening on \${server.url}\`)
 `
 
-/**
- * The README's model example as it stands (its `app` is the reader's own),
- * served on Node from the installed package: imports are hoisted, so the app
- * it adds a route to can be made ahead of its own import lines.
- */
-const MODEL_SERVER = `import { Hono } from 'hono'
-import { serve } from 'edgeserve/node'
-const app = new Hono()
-${readmeFirstBlock('Inference with ONNX models')}
+/** The README's model example as it stands (readme-model-app.ts), served on Node from the installed package. */
+const MODEL_SERVER = `import { serve } from 'edgeserve/node'
+import app from './readme-model-app.js'
 const server = await serve(app, { port: 0, hostname: '127.0.0.1' })
 console.log(\`listening on \${server.url}\`)
 `
@@ -293,7 +287,11 @@ describe('TypeScript on Node (types: ["node"])', () => {
 
   it('serves the README’s model example: a real ONNX model through onnxruntime-web, batched', async () => {
     // The house-price MLP: 8 features in, one price out.
-    project.write({ 'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')), 'model-server.ts': MODEL_SERVER })
+    project.write({
+      'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')),
+      'readme-model-app.ts': readmeFirstBlock('Inference with ONNX models'),
+      'model-server.ts': MODEL_SERVER,
+    })
     const server = await startIn(project, ['npx', '--no', 'tsx', 'model-server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/)
     try {
       const base = server.match[1]!
@@ -303,20 +301,20 @@ describe('TypeScript on Node (types: ["node"])', () => {
       ]
       const scores = await Promise.all(
         Array.from({ length: 16 }, async (_, i) => {
-          const response = await fetch(`${base}/classify`, {
+          const response = await fetch(`${base}/predict`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ features: rows[i % 2] }),
           })
           expect(response.status).toBe(200)
-          return ((await response.json()) as { score: number }).score
+          return ((await response.json()) as { prediction: number }).prediction
         }),
       )
       // One row, one price, whatever batch it ran in; the two rows' prices differ.
       expect(scores.every(Number.isFinite)).toBe(true)
       expect(new Set(scores.filter((_, i) => i % 2 === 0)).size).toBe(1)
       expect(new Set(scores).size).toBe(2)
-      const { batches, items } = await batchSizes(base, 'Classifier')
+      const { batches, items } = await batchSizes(base, 'Predictor')
       expect(items).toBe(16)
       expect(batches).toBeLessThan(16)
     } finally {

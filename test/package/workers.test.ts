@@ -1,20 +1,21 @@
 /**
- * The README's Workers examples in a project that installed the tarball:
- * `wrangler deploy --dry-run` builds both (the plain one without
- * onnxruntime-web's WebAssembly, the model one with it, compiled by
- * wrangler's default rule), and both answer under `wrangler dev`.
- * Wrangler is the repository's pinned one, run in the project, so it bundles
- * from the project's own node_modules.
+ * The README's Workers sections, followed word for word in empty
+ * directories: their `npm init` and `npm install` commands (with the packed
+ * tarball for `edgeserve`, and the repository's pinned versions), their
+ * files, then their own commands: `npx tsc` passes without a word, and
+ * `npx wrangler dev` serves the Worker without a warning. `wrangler deploy
+ * --dry-run` builds both (the plain one without onnxruntime-web's
+ * WebAssembly, the model one with it, compiled by wrangler's default rule).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { freePort } from '../support/free-port.js'
 import { ROOT } from '../support/spawn-server.js'
 import type { GroupChild } from '../support/process-group.js'
-import { WRANGLER, batchSizes, createProject, mustRun, nineQueries, pinnedVersion, readmeInstallFiles, startIn, type Project } from './lib/consumer.js'
+import { batchSizes, mustRun, nineQueries, projectAt, readmeInstallSteps, runReadmeSetup, startIn, type Project } from './lib/consumer.js'
 
 /** Workers Paid: 10 MiB compressed. */
 const PAID_LIMIT = 10 * 1024 * 1024
@@ -22,42 +23,73 @@ const PAID_LIMIT = 10 * 1024 * 1024
 const MODEL = join(ROOT, 'examples/house-price/model/house-price.onnx')
 const FEATURES = [8.3, 41, 6.9, 1.0, 322, 2.5, 37.88, -122.23]
 
-let project: Project
+const SECTIONS = { plain: 'Workers, in JavaScript', model: 'Workers, in TypeScript, with a model' } as const
+type Kind = keyof typeof SECTIONS
+
+const projects = {} as Record<Kind, Project>
+/** The README's commands after its files, per section: what the tests below run. */
+const then = {} as Record<Kind, string[]>
 const outdirs: string[] = []
 
 beforeAll(async () => {
-  project = await createProject('workers', ['hono', pinnedVersion('onnxruntime-web')])
-  const prefix = (dir: string, files: Record<string, string>) => Object.fromEntries(Object.entries(files).map(([path, text]) => [`${dir}/${path}`, text]))
-  project.write({
-    ...prefix('plain', readmeInstallFiles('Workers, in JavaScript')),
-    ...prefix('model', readmeInstallFiles('Workers, in TypeScript, with a model')),
-    'model/model.onnx': readFileSync(MODEL),
-  })
-})
+  for (const kind of Object.keys(SECTIONS) as Kind[]) {
+    const steps = readmeInstallSteps(SECTIONS[kind])
+    const dir = join(inject('projectsDir'), `workers-${kind}`)
+    await runReadmeSetup(dir, steps.setup)
+    projects[kind] = projectAt(dir)
+    projects[kind].write({ ...steps.files, ...(kind === 'model' ? { 'model.onnx': readFileSync(MODEL) } : {}) })
+    then[kind] = steps.then.map((command) => command.join(' '))
+  }
+}, 600_000)
 
 afterAll(() => {
   for (const dir of outdirs) rmSync(dir, { recursive: true, force: true })
 })
 
-/** `wrangler dev` in `dir`, on a free loopback port. */
-async function wranglerDev(dir: string): Promise<{ base: string; dev: GroupChild }> {
+/** The README's `npx wrangler dev`, in the project, on a free loopback port (the README's is 8787). */
+async function wranglerDev(kind: Kind): Promise<{ base: string; dev: GroupChild }> {
+  expect(then[kind]).toContain('npx wrangler dev')
   const port = await freePort()
-  const argv = [process.execPath, WRANGLER, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0']
-  const dev = await startIn({ ...project, dir: join(project.dir, dir) }, argv, /Ready on/, {}, 90_000)
+  const argv = ['npx', '--no', 'wrangler', 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0']
+  const dev = await startIn(projects[kind], argv, /Ready on/, {}, 90_000)
   return { base: `http://127.0.0.1:${port}`, dev }
 }
 
-/** `wrangler deploy --dry-run` in `dir`: each output file (maps and README left out) and its bytes. */
-async function dryRun(dir: string): Promise<Map<string, Buffer>> {
+/** Lines of wrangler's output that warn or report an error. */
+const warnings = (output: string) =>
+  output
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((line) => /WARNING|\[wrangler:warn\]|\[ERROR\]|Uncaught|"level":"(warn|error)"/.test(line))
+
+/** `wrangler deploy --dry-run` in the project: each output file (maps and README left out) and its bytes. */
+async function dryRun(kind: Kind): Promise<Map<string, Buffer>> {
   const outdir = mkdtempSync(join(tmpdir(), 'edgeserve-consumer-bundle-'))
   outdirs.push(outdir)
-  const { stdout } = await mustRun(process.execPath, [WRANGLER, 'deploy', '--dry-run', '--outdir', outdir], join(project.dir, dir), 120_000)
+  const { stdout } = await mustRun('npx', ['--no', 'wrangler', 'deploy', '--dry-run', '--outdir', outdir], projects[kind].dir, 120_000)
   expect(stdout).toContain('--dry-run: exiting now.')
   const names = readdirSync(outdir).filter((name) => !name.endsWith('.map') && name !== 'README.md')
   return new Map(names.map((name) => [name, readFileSync(join(outdir, name))]))
 }
 
 describe('Workers, from the installed package', () => {
+  it('the README’s commands made each project: ES modules, the tarball, wrangler, and for the model Worker its types and TypeScript', () => {
+    expect(then).toEqual({ plain: ['npx wrangler dev'], model: ['npx tsc', 'npx wrangler dev'] })
+    for (const kind of Object.keys(SECTIONS) as Kind[]) {
+      const manifest = JSON.parse(readFileSync(join(projects[kind].dir, 'package.json'), 'utf8')) as { type?: string; dependencies: Record<string, string> }
+      expect(manifest.type).toBe('module')
+      expect(manifest.dependencies.edgeserve).toMatch(/^file:.*\.tgz$/)
+      expect(existsSync(join(projects[kind].dir, 'node_modules/wrangler/package.json'))).toBe(true)
+    }
+    for (const name of ['typescript', '@cloudflare/workers-types', 'onnxruntime-web']) expect(existsSync(join(projects.model.dir, 'node_modules', name))).toBe(true)
+  })
+
+  it('`npx tsc` checks the model Worker under the README’s tsconfig without a word', async () => {
+    expect(then.model).toContain('npx tsc')
+    const { stdout, stderr } = await mustRun('npx', ['--no', 'tsc'], projects.model.dir, 120_000)
+    expect(stdout + stderr).toBe('')
+  })
+
   it('builds the JavaScript Worker without onnxruntime-web', async () => {
     const files = await dryRun('plain')
     expect([...files.keys()]).toEqual(['worker.js'])
@@ -85,6 +117,7 @@ describe('Workers, from the installed package', () => {
     } finally {
       await dev.stop()
     }
+    expect(warnings(dev.output())).toEqual([])
   })
 
   it('serves predictions from the model Worker under `wrangler dev`, batched in its Durable Object', async () => {
@@ -104,6 +137,26 @@ describe('Workers, from the installed package', () => {
       expect(health.status).toBe(200)
       // Gathered from the Durable Object over RPC: the three predictions went through its batch queue.
       expect((await batchSizes(base, 'Predictor')).items).toBe(3)
+    } finally {
+      await dev.stop()
+    }
+    expect(warnings(dev.output())).toEqual([])
+  })
+
+  it('answers every good prediction of a burst that holds a malformed row, and the malformed row with a 4xx', async () => {
+    const { base, dev } = await wranglerDev('model')
+    try {
+      const predict = (features: number[]) =>
+        fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ features }) })
+      const houses = [1, 0.9, 1.1, 0.8, 1.2].map((f) => FEATURES.map((x, i) => (i === 2 ? x * f : x)))
+      const alone: number[] = []
+      for (const features of houses) alone.push(((await (await predict(features)).json()) as { prediction: number }).prediction)
+      const [bad, ...good] = await Promise.all([predict([1, 2, 3]), ...houses.map(predict)])
+      for (const [i, answer] of good.entries()) {
+        expect(answer.status, `house ${i}: ${await answer.clone().text()}`).toBe(200)
+        expect(((await answer.json()) as { prediction: number }).prediction).toBeCloseTo(alone[i]!, 4)
+      }
+      expect(bad!.status >= 400 && bad!.status < 500, `a row of 3 numbers: ${bad!.status} ${await bad!.text()}`).toBe(true)
     } finally {
       await dev.stop()
     }

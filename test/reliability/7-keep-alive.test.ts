@@ -22,8 +22,9 @@ const PAIRS_DEADLINE_MS = 60_000
 const nodeRecorder = new Recorder('7-keep-alive-node', 'Keep-alive on Node: early refusals and good requests on one connection')
 const workersRecorder = new Recorder('7-keep-alive-workers', 'Keep-alive through wrangler dev: early refusals and good requests on one connection')
 
-/** Every refusal kind with every size of SIZES, in turn. */
-const sweep = (rejections: readonly Rejection[]) => SIZES.flatMap((size) => rejections.map((rejection) => ({ rejection, size })))
+/** Every refusal kind with every size of SIZES it takes, in turn. */
+const sweep = (rejections: readonly Rejection[]) =>
+  SIZES.flatMap((size) => rejections.filter((rejection) => size >= (rejection.minBytes ?? 0)).map((rejection) => ({ rejection, size })))
 
 /** A 415 for a text upload the OCR deployment refuses before reading it. */
 const ocrUpload = (size: number) => `POST /ocr/direction HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${size}\r\n\r\n`
@@ -41,7 +42,10 @@ function describeKeepAlive(runtime: string, base: () => string, recorder: Record
     const prng = new Prng(SEED)
     // Without the refusal that waits 100 ms for a batch: the sweep above has it, and here it would only add time.
     const quick = rejections.filter((r) => !r.waitsForABatch)
-    const plan = Array.from({ length: PAIRS }, () => ({ rejection: prng.pick(quick), size: randomSize(prng) }))
+    const plan = Array.from({ length: PAIRS }, () => {
+      const rejection = prng.pick(quick)
+      return { rejection, size: Math.max(rejection.minBytes ?? 0, randomSize(prng)) }
+    })
     const outcome = await sendPairs(base(), PAIRS, (i) => plan[i]!, { recorder, deadlineMs: PAIRS_DEADLINE_MS })
     recorder.fact('thousandPairs', { seed: SEED, ...outcome })
     expect(outcome.failures).toEqual([])
@@ -103,5 +107,11 @@ describe('keep-alive through wrangler dev', () => {
     expect((await connection.next()).body).toBe('42')
     connection.close()
     workersRecorder.fact('twentyMegabytesThenAGoodRequest', 'answered')
+  })
+
+  it('no early answer makes workerd log an error (a body forwarded to a Durable Object that answered without reading it)', () => {
+    // workerd logs "✘ [ERROR] Uncaught Error: Network connection lost." when its pump of a body into an object breaks.
+    const lines = dev.output().replace(/\x1b\[[0-9;]*m/g, '').split('\n')
+    expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
 })

@@ -8,7 +8,7 @@
  * on the connection hangs, and an upload still being written can lose even
  * its own answer. So the Worker reads the rest of the body before it answers.
  *
- * The app gets the body through a stream of our own, so that whatever it
+ * The app gets the body through a pipe of our own, so that whatever it
  * does with it (reads part and cancels, as a size limit does, or never reads
  * it) the rest is still ours to read afterwards.
  */
@@ -34,6 +34,19 @@ export interface WatchedRequest {
   settle(answer: Response): Promise<void>
 }
 
+/**
+ * workerd's own byte pipe. Not a JavaScript `ReadableStream`: workerd pumps
+ * a JavaScript stream into a Durable Object the request is forwarded to, and
+ * when the object answers without reading it that pump breaks and is logged
+ * as "Uncaught Error: Network connection lost." for every early answer. This
+ * pipe's end just sees its reader gone. Nor is the pipe ever aborted: an
+ * error put into it reaches that pump and is logged the same way.
+ */
+declare const IdentityTransformStream: (new () => TransformStream<Uint8Array, Uint8Array>) | undefined
+/** Outside workerd (a test calling serveWorker() in Node, say), the standard stream does the same. */
+const inWorkerd = typeof IdentityTransformStream === 'function'
+const Pipe = inWorkerd ? IdentityTransformStream : TransformStream<Uint8Array, Uint8Array>
+
 export function watchBody(request: Request): WatchedRequest {
   const source = request.body
   if (!source) return { request, settle: async () => undefined }
@@ -45,30 +58,39 @@ export function watchBody(request: Request): WatchedRequest {
     lastRead = next
     return next
   }
+  const pipe = new Pipe()
+  const writer = pipe.writable.getWriter()
   let touched = false
   let finished = false
   let detached = false
-  const body = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        touched = true
-        if (detached) return controller.close()
-        const { done, value } = await read()
-        if (done) {
-          finished = true
-          controller.close()
-        } else controller.enqueue(value)
-      },
-      // The app is done with the body; the rest stays unread until settle().
-      cancel() {},
-    },
-    // No read ahead: a body nobody pulls is a body the app never read.
-    { highWaterMark: 0 },
-  )
+  // The body goes to the app a chunk at a time: a write resolves once the app
+  // (or the Durable Object it forwarded the request to) has taken the chunk,
+  // so at most one chunk is read before the app asks for the body.
+  void (async () => {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>
+      try {
+        next = await read()
+      } catch (error) {
+        // The client went away mid-body: the app's read fails as the platform's would.
+        if (!detached) await writer.abort(error)
+        return
+      }
+      if (next.done) finished = true
+      if (next.done || detached) return void (await writer.close())
+      await writer.write(next.value)
+      touched = true
+      // The app answered meanwhile: it gets the end of the body, settle() reads the rest.
+      if (detached) return void (await writer.close())
+    }
+  })().catch(() => undefined) // the app stopped reading (a size limit, an early answer)
   return {
-    request: new Request(request, { body }),
+    // Elsewhere a stream body needs `duplex` (workerd's Request has no such option).
+    request: new Request(request, inWorkerd ? { body: pipe.readable } : ({ body: pipe.readable, duplex: 'half' } as RequestInit)),
     async settle(answer) {
       if (finished || (touched && answer.status < 400)) return
+      // The app is done with the body. A chunk written and never taken stays
+      // pending (nothing waits for it); the rest is read and thrown away here.
       detached = true
       await drain(read, reader)
     },

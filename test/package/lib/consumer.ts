@@ -133,6 +133,76 @@ export function readmeInstallFiles(subsection: string): Record<string, string> {
   return files
 }
 
+/**
+ * A subsection of the README's Install section as a reader follows it: the
+ * shell commands before its first file (making the project in an empty
+ * directory), its files, and the commands after them (checking and running
+ * it). Commands are one a line, comments dropped, `&&` split into steps.
+ */
+export function readmeInstallSteps(subsection: string): { setup: string[][]; files: Record<string, string>; then: string[][] } {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const install = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1]
+  const section = install?.split(/^### /m).find((part) => part.startsWith(`${subsection}\n`))
+  if (!section) throw new Error(`README.md's Install section has no "### ${subsection}"`)
+  const steps = { setup: [] as string[][], files: {} as Record<string, string>, then: [] as string[][] }
+  for (const [, lang, path, text] of section.matchAll(/^```(\w+)(?: (\S+))?\n([\s\S]*?)^```$/gm)) {
+    if (path) steps.files[path] = text!
+    else if (lang === 'sh') {
+      const commands = text!
+        .split('\n')
+        .map((line) => line.replace(/\s+#.*$/, '').trim())
+        .filter(Boolean)
+        .flatMap((line) => line.split(/\s*&&\s*/))
+        .map((command) => command.split(/\s+/))
+      const into = Object.keys(steps.files).length === 0 ? steps.setup : steps.then
+      into.push(...commands)
+    }
+  }
+  return steps
+}
+
+/**
+ * Run the README's setup commands in `dir`, an empty directory, as a reader
+ * would, with two substitutions: `edgeserve` is the packed tarball, and a
+ * package this repository pins is installed at its pinned version (so that
+ * the projects check against the tools the repository is tested with;
+ * EDGESERVE_PACKAGE_LATEST=1 installs what npm resolves instead).
+ */
+export async function runReadmeSetup(dir: string, setup: string[][]): Promise<string[]> {
+  mkdirSync(dir, { recursive: true })
+  const ran: string[] = []
+  for (const [command, ...args] of setup) {
+    if (command !== 'npm') throw new Error(`README setup step not understood: ${[command, ...args].join(' ')}`)
+    if (args[0] === 'install') {
+      const packages = args.slice(1).map((arg) => (arg === 'edgeserve' ? inject('tarball') : arg.startsWith('-') ? arg : pinnedOrLatest(arg)))
+      args.splice(1, args.length - 1, ...packages, '--no-audit', '--no-fund', '--prefer-offline')
+    }
+    await mustRun('npm', args, dir, 240_000)
+    ran.push(['npm', ...args].join(' '))
+  }
+  return ran
+}
+
+function pinnedOrLatest(name: string): string {
+  if (process.env.EDGESERVE_PACKAGE_LATEST === '1') return name
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+  return manifest.devDependencies[name] ? `${name}@${manifest.devDependencies[name]}` : name
+}
+
+/** The project made in `dir` by `runReadmeSetup`. */
+export function projectAt(dir: string): Project {
+  return {
+    dir,
+    write(more) {
+      for (const [path, content] of Object.entries(more)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true })
+        writeFileSync(join(dir, path), content)
+      }
+    },
+    installedBytes: () => treeBytes(join(dir, 'node_modules')),
+  }
+}
+
 /** The first code fence of the README's section `## heading`, word for word. */
 export function readmeFirstBlock(heading: string): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')

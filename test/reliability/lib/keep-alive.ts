@@ -22,6 +22,8 @@ export interface Rejection {
    * 100 ms for one to fill, so its refusal takes that long.
    */
   waitsForABatch?: boolean
+  /** Refused for its size: only bodies of at least this many bytes are sent with it. */
+  minBytes?: number
 }
 
 /** Refusals the demo app gives on Node and on Workers alike. */
@@ -29,6 +31,15 @@ export const REJECTIONS: readonly Rejection[] = [
   // By a deployment, in its replica (a Durable Object on Workers).
   { name: 'OCR: not an image type', path: '/ocr/direction', contentType: 'text/plain', status: 415 },
   { name: 'predict: not JSON', path: '/predict', contentType: 'text/plain', status: 415, waitsForABatch: true },
+  // Declared past readJson()'s 16 KiB limit: a 413 on the Content-Length alone.
+  {
+    name: 'regional predict: body past the limit',
+    path: '/regional/predict',
+    contentType: 'application/json',
+    status: 413,
+    extraHeaders: 'edgeserve-multiplexed-model-id: north\r\n',
+    minBytes: 16 * 1024 + 1,
+  },
   // By the app itself, before any replica.
   { name: 'no such route', path: '/no-such-route', contentType: 'application/octet-stream', status: 404 },
 ]
