@@ -245,6 +245,14 @@ const CHECKS: Record<string, Check> = {
       expect(Math.max(...sizes)).toBeLessThanOrEqual(4)
     },
   },
+  'docs/batching.md › Adaptive batch size': {
+    runtime: 'node',
+    run: async (unit) => {
+      const [answer, limit] = (await script(unit)).trim().split(' ').map(Number)
+      expect(answer).toBe(42)
+      expect(Number.isInteger(limit) && limit! >= 1 && limit! <= 64).toBe(true)
+    },
+  },
   'docs/batching.md › A bad item fails alone': {
     runtime: 'node',
     fragment: {
