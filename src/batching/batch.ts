@@ -97,7 +97,10 @@ function streamingFunction<T, R>(
   const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
   const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
     const channel = new StreamChannel<R>()
-    const entry = new Entry<T, R>(item, () => channel.end(), (error) => channel.reject(error), (value) => channel.push(value))
+    const entry = new Entry<T, R>(item)
+    entry.resolve = () => channel.end()
+    entry.reject = (error) => channel.reject(error)
+    entry.pushPartial = (value) => channel.push(value)
     channel.call = entry
     queue.enqueue(entry, asCallOptions(callOptions))
     return channel

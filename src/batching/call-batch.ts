@@ -52,45 +52,29 @@ export interface BatchQueueOf<T, R> {
  * refusal at admission, its deadline, its caller leaving) ends it through
  * `settle()`, and only the first settle counts: a caller that left, a
  * deadline that passed and a late handler result cannot answer twice.
- *
- * Its fields are declared, and set in the constructor, rather than given
- * initializers: one Entry is made per call, and class field initializers
- * define each field one by one, which made every call of the engine bench
- * 12–15% slower.
  */
 export class Entry<T, R> {
   /** The batch it waits in, then runs in; undefined before it is queued and after it settles. */
-  declare batch: Batch<T, R> | undefined
-  declare settled: boolean
+  batch: Batch<T, R> | undefined = undefined
+  settled = false
   /** `batchSizeFn` units; 1 without one. */
-  declare size: number
+  size = 1
   /** The signal it listens to for an abort, if any. */
-  declare signal: CancelSignal | undefined
+  signal: CancelSignal | undefined = undefined
   /** Its deadline (epoch ms) while the queue's deadline timer watches it. */
-  declare deadline: number | undefined
+  deadline: number | undefined = undefined
   /** performance.now() at admission; 0 unless the queue kept metrics then. */
-  declare enqueuedAt: number
-  declare readonly item: T
-  declare private readonly resolve: (value: R) => void
-  declare private readonly reject: (error: unknown) => void
-  declare private readonly pushPartial: ((value: R) => void) | undefined
-
+  enqueuedAt = 0
   /**
-   * Who hears of the call: a promise call's resolvers, or a streaming
-   * call's channel (`resolve` ends the stream, `pushPartial` sends a partial).
+   * Who hears how the call ends, set before it is queued: a promise call's
+   * resolvers, or a streaming call's channel (`resolve` ends the stream).
    */
-  constructor(item: T, resolve: (value: R) => void, reject: (error: unknown) => void, pushPartial?: (value: R) => void) {
-    this.item = item
-    this.resolve = resolve
-    this.reject = reject
-    this.pushPartial = pushPartial
-    this.batch = undefined
-    this.settled = false
-    this.size = 1
-    this.signal = undefined
-    this.deadline = undefined
-    this.enqueuedAt = 0
-  }
+  resolve!: (value: R) => void
+  reject!: (error: unknown) => void
+  /** Where a streaming call's partials go. */
+  pushPartial: ((value: R) => void) | undefined = undefined
+
+  constructor(readonly item: T) {}
 
   /** End the call, once: later settles do nothing. */
   settle(outcome: Settlement<R>): void {
@@ -137,51 +121,40 @@ export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unkn
  * they will run in when they arrive, as DataLoader does, so starting a batch
  * costs nothing per call; only a call that leaves while queued, or a size
  * changed by a setter, makes the queue move calls between batches.
- *
- * Its fields are set in the constructor, as an Entry's are (see there).
  */
 export class Batch<T, R> implements BatchInfo {
-  declare readonly queue: BatchQueueOf<T, R>
-  /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
-  declare readonly place: BatchPlace
-  /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
-  declare readonly sequence: number
-  declare readonly entries: Entry<T, R>[]
+  readonly entries: Entry<T, R>[]
   /** The entries' items, in the same order: what the handler receives. */
-  declare readonly items: T[]
+  readonly items: T[]
   /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
-  declare units: number
+  units: number
   /** Entries that have settled (or, while the queue moves calls between batches, left): `live` is what remains. */
-  declare gone: number
+  gone = 0
   /** In its bucket, waiting to start. */
-  declare waiting: boolean
+  waiting = false
   /** Handed to the runner. */
-  declare running: boolean
+  running = false
   /** Set once the concurrency slot is given back (done, or every caller gone). */
-  declare released: boolean
-  /** For metrics: when the batch started, and how long its oldest call waited. */
-  declare startedAt: number
-  declare waitMs: number
-  declare private controller: AbortController | undefined
+  released = false
+  /** When the batch started, for metrics and the adaptive size; 0 if nothing timed it. */
+  startedAt = 0
+  private controller: AbortController | undefined = undefined
 
-  /** `first`: the call that begins it, if any. */
-  constructor(queue: BatchQueueOf<T, R>, place: BatchPlace, sequence: number, first?: Entry<T, R>) {
-    this.queue = queue
-    this.place = place
-    this.sequence = sequence
+  constructor(
+    readonly queue: BatchQueueOf<T, R>,
+    /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
+    readonly place: BatchPlace,
+    /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
+    readonly sequence: number,
+    /** The call that begins it, if any. */
+    first?: Entry<T, R>,
+  ) {
     // Begun with its first call in place rather than empty: an array created
     // empty and filled later is stored less compactly by JavaScript engines.
     this.entries = first === undefined ? [] : [first]
     this.items = first === undefined ? [] : [first.item]
     this.units = first === undefined ? 0 : first.size
     if (first !== undefined) first.batch = this
-    this.gone = 0
-    this.waiting = false
-    this.running = false
-    this.released = false
-    this.startedAt = 0
-    this.waitMs = 0
-    this.controller = undefined
   }
 
   /** Entries that have not settled: callers still waiting. */

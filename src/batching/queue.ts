@@ -43,17 +43,23 @@ export interface BatchStats {
   batchSizeLimit: number
 }
 
+/** A batch as its observer sees it: its calls, and when it started. */
+export interface ObservedBatch {
+  /** Each call's `batchSizeFn` units, and when it was admitted (performance.now(); 0 if before the observer was attached). */
+  readonly entries: readonly { readonly size: number; readonly enqueuedAt: number }[]
+  /** performance.now() when the batch started. */
+  readonly startedAt: number
+}
+
 /**
  * Watches a queue for metrics and logs. Calls are synchronous and cheap to
  * skip: without an observer the queue does no timing at all.
  */
 export interface QueueObserver {
-  /** One call left the queue for a batch after waiting `waitMs`. */
-  dequeued(waitMs: number): void
-  /** A batch of `size` items (`units` with batchSizeFn) started; its oldest call waited `waitMs`. */
-  batchStarted(size: number, units: number, waitMs: number): void
-  /** A batch finished after `executionMs`. */
-  batchFinished(size: number, waitMs: number, executionMs: number): void
+  /** A batch started: each of its calls waited from its `enqueuedAt` to the batch's `startedAt`. */
+  batchStarted(batch: ObservedBatch): void
+  /** Every call of the batch has its answer, at `now` (performance.now()). */
+  batchFinished(batch: ObservedBatch, now: number): void
   /** With `adaptive`: the batch size it chose (for the calls of `key`, with a batchKey or model id) moved from `from` to `to`. */
   limitChanged?(from: number, to: number, key: string | undefined): void
 }
@@ -510,7 +516,10 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     noteBatchStarted()
     // Timed with the adaptive size's clock, which is performance.now() unless a test drives it (with no observer).
     if (this.adaptive !== undefined) batch.startedAt = this.adaptive.now()
-    if (this.observer !== undefined) this.observeStart(batch, this.observer)
+    if (this.observer !== undefined) {
+      batch.startedAt = performance.now()
+      this.observer.batchStarted(batch)
+    }
     // A batch serves many calls, so its handler runs in the batch's own
     // context (its model id, if any), never in the context of whichever
     // request's code happened to start it.
@@ -610,28 +619,12 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     return moved
   }
 
-  private observeStart(batch: Batch<T, R>, observer: QueueObserver): void {
-    const now = performance.now()
-    batch.startedAt = now
-    let units = 0
-    for (const entry of batch.entries) {
-      units += entry.size
-      // Entries admitted before the observer was attached have no start time.
-      if (entry.enqueuedAt === 0) continue
-      observer.dequeued(now - entry.enqueuedAt)
-      batch.waitMs = Math.max(batch.waitMs, now - entry.enqueuedAt)
-    }
-    observer.batchStarted(batch.entries.length, units, batch.waitMs)
-  }
-
   /** Give a running batch's concurrency slot back (once): none of its callers waits any more. */
   private release(batch: Batch<T, R>): void {
     if (batch.released) return
     batch.released = true
     // A batch is done for its callers once the last of them has its answer.
-    if (this.observer !== undefined && batch.startedAt > 0) {
-      this.observer.batchFinished(batch.entries.length, batch.waitMs, performance.now() - batch.startedAt)
-    }
+    if (this.observer !== undefined && batch.startedAt > 0) this.observer.batchFinished(batch, performance.now())
     this.inFlight--
     if (this.adaptive !== undefined && !this.adaptive.perStep) this.learn(batch, this.adaptive)
     if (this.queued > 0) this.schedule()
@@ -668,8 +661,11 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 /** A promise-returning batched function's calls: an entry for each item, queued, and the promise of its result. */
 export function promiseCalls<T, R>(queue: BatchQueue<T, R>): (item: T, callOptions?: CallOptions) => Promise<R> {
   return (item, callOptions) => {
-    let entry!: Entry<T, R>
-    const promise = new Promise<R>((resolve, reject) => (entry = new Entry(item, resolve, reject)))
+    const entry = new Entry<T, R>(item)
+    const promise = new Promise<R>((resolve, reject) => {
+      entry.resolve = resolve
+      entry.reject = reject
+    })
     // Only an object is options: `items.map(f)` passes each item's index there, and that is a plain call.
     queue.enqueue(entry, typeof callOptions === 'object' && callOptions !== null ? callOptions : undefined)
     return promise

@@ -33,56 +33,37 @@ type CancelListener = CancelListenerObject | (() => void)
  */
 export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   [key: string]: unknown
-  // Declared, and set in the constructor, as a batched call's Entry is (see there): one is made per request.
-  declare readonly origin: 'http' | 'handle'
-  declare readonly deadline: number | undefined
-  declare readonly multiplexedModelId: string | undefined
-  declare readonly idempotent: boolean
-  declare aborted: boolean
-  declare reason: unknown
-  declare private listeners: CancelListener[]
+  aborted = false
+  reason: unknown = undefined
+  #listeners: CancelListener[] = []
   /** What `signal` gives, once asked: this scope, or the caller's own signal. */
-  declare private givenSignal: CancelSignal | undefined
-  declare private timer: ReturnType<typeof setTimeout> | undefined
-  declare private readonly caller: CancelSignal | undefined
-  declare private readonly timesItself: boolean
+  #signal: CancelSignal | undefined = undefined
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined
 
-  /**
-   * `callerSignal`: the caller's own signal, if it has one; the runtime may
-   * instead cancel the scope itself. `timesItself` is false when the
-   * deadline is the caller's own and the caller's signal already aborts at
-   * it (a handle call made inside a request): then this scope keeps no timer
-   * of its own and its signal is the caller's, so every call the request
-   * made leaves at the same moment, in the request's order.
-   */
   constructor(
-    origin: 'http' | 'handle',
-    deadline: number | undefined,
-    multiplexedModelId: string | undefined,
-    callerSignal: CancelSignal | undefined,
-    idempotent = false,
-    timesItself = true,
-  ) {
-    this.origin = origin
-    this.deadline = deadline
-    this.multiplexedModelId = multiplexedModelId
-    this.idempotent = idempotent
-    this.aborted = false
-    this.reason = undefined
-    this.listeners = []
-    this.givenSignal = undefined
-    this.timer = undefined
-    this.caller = callerSignal
-    this.timesItself = timesItself
-  }
+    readonly origin: 'http' | 'handle',
+    readonly deadline: number | undefined,
+    readonly multiplexedModelId: string | undefined,
+    /** The caller's own signal, if it has one; the runtime may instead cancel the scope itself. */
+    private readonly callerSignal: CancelSignal | undefined,
+    readonly idempotent: boolean = false,
+    /**
+     * False when the deadline is the caller's own and the caller's signal
+     * already aborts at it (a handle call made inside a request): then this
+     * scope keeps no timer of its own and its signal is the caller's, so
+     * every call the request made leaves at the same moment, in the
+     * request's order.
+     */
+    private readonly timesItself: boolean = true,
+  ) {}
 
   addEventListener(_type: 'abort', listener: CancelListener): void {
-    if (!this.aborted) this.listeners.push(listener)
+    if (!this.aborted) this.#listeners.push(listener)
   }
 
   removeEventListener(_type: 'abort', listener: CancelListener): void {
-    const at = this.listeners.indexOf(listener)
-    if (at >= 0) this.listeners.splice(at, 1)
+    const at = this.#listeners.indexOf(listener)
+    if (at >= 0) this.#listeners.splice(at, 1)
   }
 
   /** End the request now: its listeners hear it once, with `reason`; later calls do nothing. */
@@ -90,8 +71,8 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
-    const listeners = this.listeners
-    this.listeners = []
+    const listeners = this.#listeners
+    this.#listeners = []
     for (const listener of listeners) {
       if (typeof listener === 'function') listener()
       else listener.handleEvent()
@@ -100,49 +81,49 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
 
   /** Aborts when the caller goes away or the deadline passes, whichever comes first. */
   get signal(): CancelSignal {
-    if (this.givenSignal !== undefined) {
+    if (this.#signal !== undefined) {
       // A timer fires late when the event loop is busy (a model's run, a decode): whoever asks after the deadline
       // sees the request ended, not one still running.
-      if (this.timer !== undefined && this.expired()) this.timeOut()
-      return this.givenSignal
+      if (this.#timer !== undefined && this.#expired()) this.#timeOut()
+      return this.#signal
     }
-    const caller = this.caller
+    const caller = this.callerSignal
     // No clock of its own: the caller's signal says it all, or the runtime cancels this scope.
-    if (this.deadline === undefined || !this.timesItself) return (this.givenSignal = caller ?? this)
-    this.givenSignal = this
+    if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller ?? this)
+    this.#signal = this
     if (caller !== undefined) {
       if (caller.aborted) this.cancel(cancellation(caller.reason))
       else caller.addEventListener('abort', this)
     }
     if (this.aborted) return this
-    if (this.expired()) this.cancel(new RequestTimeoutError())
-    else this.timer = setTimeout(() => this.timeOut(), this.deadline - Date.now())
+    if (this.#expired()) this.cancel(new RequestTimeoutError())
+    else this.#timer = setTimeout(() => this.#timeOut(), this.deadline - Date.now())
     return this
   }
 
   /** Past the deadline by the clock, whether or not its timer has fired yet. */
-  private expired(): boolean {
+  #expired(): boolean {
     return this.deadline !== undefined && Date.now() >= this.deadline
   }
 
-  private timeOut(): void {
-    clearTimeout(this.timer)
-    this.timer = undefined
+  #timeOut(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
     this.cancel(new RequestTimeoutError())
   }
 
   /** The caller's signal aborted (the scope listens as an object, so a request costs no closure). */
   handleEvent(): void {
-    this.cancel(cancellation(this.caller?.reason))
+    this.cancel(cancellation(this.callerSignal?.reason))
   }
 
   /** The request is answered: no timer or listener outlives it. */
   close(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer)
-      this.timer = undefined
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer)
+      this.#timer = undefined
     }
-    if (this.givenSignal === this) this.caller?.removeEventListener('abort', this)
+    if (this.#signal === this) this.callerSignal?.removeEventListener('abort', this)
   }
 
   /**
@@ -158,7 +139,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   settle<R>(work: Promise<R>): Promise<R> {
     const signal = this.signal
     if (signal.aborted) return Promise.reject(cancellation(signal.reason))
-    if (this.expired()) return Promise.reject(new RequestTimeoutError())
+    if (this.#expired()) return Promise.reject(new RequestTimeoutError())
     return new Promise<R>((resolve, reject) => {
       const onAbort = () => reject(cancellation(signal.reason))
       signal.addEventListener('abort', onAbort)
@@ -166,7 +147,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
       work.then(
         (value) => {
           done()
-          if (this.expired()) reject(new RequestTimeoutError())
+          if (this.#expired()) reject(new RequestTimeoutError())
           else resolve(value)
         },
         (error: unknown) => {

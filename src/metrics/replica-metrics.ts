@@ -1,6 +1,6 @@
 import { batchedMethodsOf } from '../batching/decorator.js'
 import { isBatched, type BatchControls } from '../batching/batch.js'
-import type { QueueObserver } from '../batching/queue.js'
+import type { ObservedBatch, QueueObserver } from '../batching/queue.js'
 import type { ModelCache } from '../deployment/multiplexed.js'
 import { debugLogged, log } from './log.js'
 import {
@@ -152,13 +152,23 @@ export class ReplicaMetrics {
     // The adaptive limit as last logged, per batch key: a line when it has moved by more than a factor of two since.
     const logged = new Map<string | undefined, number>()
     return {
-      dequeued: (waitMs) => queueTime.observe(waitMs / 1000),
-      batchStarted: (size, units, waitMs) => {
-        batchSize.observe(size)
-        batchWait.observe(waitMs / 1000)
+      batchStarted: (batch) => {
+        let units = 0
+        let oldestMs = 0
+        for (const entry of batch.entries) {
+          units += entry.size
+          // Calls admitted before the observer was attached have no admission time.
+          if (entry.enqueuedAt === 0) continue
+          const waitMs = batch.startedAt - entry.enqueuedAt
+          queueTime.observe(waitMs / 1000)
+          oldestMs = Math.max(oldestMs, waitMs)
+        }
+        batchSize.observe(batch.entries.length)
+        batchWait.observe(oldestMs / 1000)
         utilization.observe(units / controls.options.maxBatchSize)
       },
-      batchFinished: (size, waitMs, executionMs) => {
+      batchFinished: (batch, now) => {
+        const executionMs = now - batch.startedAt
         batches.value++
         batchExecution.observe(executionMs / 1000)
         if (!debugLogged) return
@@ -166,8 +176,8 @@ export class ReplicaMetrics {
           deployment: labels.deployment,
           replica: Number(labels.replica),
           method,
-          size,
-          waitMs: round(waitMs),
+          size: batch.entries.length,
+          waitMs: round(oldestWaitMs(batch)),
           executionMs: round(executionMs),
         })
       },
@@ -213,6 +223,13 @@ export class RequestMeter {
     if (!sample) this.byStatus.set(status, (sample = this.requests.labels({ ...this.labels, status: String(status) })))
     sample.value++
   }
+}
+
+/** How long the batch's oldest call waited before it started (calls that joined it while it ran waited none). */
+function oldestWaitMs(batch: ObservedBatch): number {
+  let waitMs = 0
+  for (const entry of batch.entries) if (entry.enqueuedAt > 0) waitMs = Math.max(waitMs, batch.startedAt - entry.enqueuedAt)
+  return waitMs
 }
 
 function round(ms: number): number {

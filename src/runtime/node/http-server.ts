@@ -112,17 +112,13 @@ type Outgoing = ServerResponse
  */
 export function requestEnvClass(shared: Record<string, unknown>) {
   class RequestEnv {
-    // Declared, and set in the constructor, as a batched call's Entry is (see there): one is made per request.
-    declare readonly incoming: Incoming
-    declare readonly outgoing: Outgoing
     /** The scope to cancel if the client goes away before its answer is sent. */
-    declare scope: CancelTarget | undefined
+    scope: CancelTarget | undefined = undefined
 
-    constructor(incoming: Incoming, outgoing: Outgoing) {
-      this.incoming = incoming
-      this.outgoing = outgoing
-      this.scope = undefined
-    }
+    constructor(
+      readonly incoming: Incoming,
+      readonly outgoing: Outgoing,
+    ) {}
 
     [headerSource](name: string): string | null {
       const value = this.incoming.headers[name]

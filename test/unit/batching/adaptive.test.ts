@@ -379,7 +379,11 @@ describe('adaptive on every form of batching', () => {
     )
     const run = (left: number) =>
       new Promise<void>((resolve, reject) => {
-        queue.enqueue(new Entry<Sequence, string>({ left }, () => resolve(), reject, () => undefined), undefined)
+        const entry = new Entry<Sequence, string>({ left })
+        entry.resolve = () => resolve()
+        entry.reject = reject
+        entry.pushPartial = () => undefined
+        queue.enqueue(entry, undefined)
       })
     await Promise.all(Array.from({ length: 200 }, (_, i) => run(5 + (i % 7))))
     expect(queue.adaptive!.perStep).toBe(true)
