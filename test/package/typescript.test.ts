@@ -285,7 +285,7 @@ describe('TypeScript on Node (types: ["node"])', () => {
     answer.held.forEach((price, i) => expect(price).toBeCloseTo(answer.here[i]!, 5))
   })
 
-  it('serves the README’s model example: a real ONNX model through onnxruntime-web, batched', async () => {
+  it('serves the README’s model example: a real ONNX model through onnxruntime-web, batched, and a malformed row fails alone', async () => {
     // The house-price MLP: 8 features in, one price out.
     project.write({
       'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')),
@@ -317,6 +317,25 @@ describe('TypeScript on Node (types: ["node"])', () => {
       const { batches, items } = await batchSizes(base, 'Predictor')
       expect(items).toBe(16)
       expect(batches).toBeLessThan(16)
+
+      // A burst with one malformed row (2 features, not 8): every good row is still answered with its own
+      // price, the malformed one gets a 4xx; a body that is not JSON gets a 4xx too.
+      const post = (body: string) => fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      const burst = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => post(JSON.stringify({ features: i === 9 ? [1, 2] : rows[i % 2] }))),
+      )
+      for (const [i, response] of burst.entries()) {
+        if (i === 9) continue
+        expect(response.status, `good row ${i}`).toBe(200)
+        expect(((await response.json()) as { prediction: number }).prediction).toBe(scores[i % 2])
+      }
+      const malformed = burst[9]!
+      expect(malformed.status, await malformed.clone().text()).toBeGreaterThanOrEqual(400)
+      expect(malformed.status).toBeLessThan(500)
+      expect(await malformed.json()).toMatchObject({ error: { message: expect.stringContaining('[8]') } })
+      const notJson = await post('{"features": [1, 2')
+      expect(notJson.status).toBe(400)
+      expect(await notJson.json()).toMatchObject({ error: { type: expect.any(String), message: expect.any(String) } })
     } finally {
       await server.stop()
     }
