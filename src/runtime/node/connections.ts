@@ -40,13 +40,12 @@ export function answeredBeforeBodyEnded(socket: Duplex): boolean {
 }
 
 /**
- * Call when the answer to `incoming` is ready, before its head is written.
- * Does nothing if the body has been read; otherwise sees to the rest of it
- * as the module comment says.
+ * Call when the answer to `incoming` is ready, before its head is written,
+ * if its body is still arriving (one that has all arrived is
+ * @hono/node-server's to discard): sees to the rest of it as the module
+ * comment says.
  */
 export function settleUnreadBody(incoming: IncomingMessage, outgoing: ServerResponse): void {
-  // A body that has all arrived is @hono/node-server's to discard.
-  if (incoming.readableEnded || incoming.destroyed || incoming.complete) return
   const socket = incoming.socket
   let phase: Phase = 'answering'
   const close = () => {
