@@ -35,10 +35,10 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   [key: string]: unknown
   aborted = false
   reason: unknown = undefined
-  #listeners: CancelListener[] = []
+  private listeners: CancelListener[] = []
   /** What `signal` gives, once asked: this scope, or the caller's own signal. */
-  #signal: CancelSignal | undefined = undefined
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined
+  private given: CancelSignal | undefined = undefined
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined
 
   constructor(
     readonly origin: 'http' | 'handle',
@@ -58,12 +58,12 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   ) {}
 
   addEventListener(_type: 'abort', listener: CancelListener): void {
-    if (!this.aborted) this.#listeners.push(listener)
+    if (!this.aborted) this.listeners.push(listener)
   }
 
   removeEventListener(_type: 'abort', listener: CancelListener): void {
-    const at = this.#listeners.indexOf(listener)
-    if (at >= 0) this.#listeners.splice(at, 1)
+    const at = this.listeners.indexOf(listener)
+    if (at >= 0) this.listeners.splice(at, 1)
   }
 
   /** End the request now: its listeners hear it once, with `reason`; later calls do nothing. */
@@ -71,8 +71,8 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason
-    const listeners = this.#listeners
-    this.#listeners = []
+    const listeners = this.listeners
+    this.listeners = []
     for (const listener of listeners) {
       if (typeof listener === 'function') listener()
       else listener.handleEvent()
@@ -81,34 +81,34 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
 
   /** Aborts when the caller goes away or the deadline passes, whichever comes first. */
   get signal(): CancelSignal {
-    if (this.#signal !== undefined) {
+    if (this.given !== undefined) {
       // A timer fires late when the event loop is busy (a model's run, a decode): whoever asks after the deadline
       // sees the request ended, not one still running.
-      if (this.#timer !== undefined && this.#expired()) this.#timeOut()
-      return this.#signal
+      if (this.timer !== undefined && this.expired()) this.timeOut()
+      return this.given
     }
     const caller = this.callerSignal
     // No clock of its own: the caller's signal says it all, or the runtime cancels this scope.
-    if (this.deadline === undefined || !this.timesItself) return (this.#signal = caller ?? this)
-    this.#signal = this
+    if (this.deadline === undefined || !this.timesItself) return (this.given = caller ?? this)
+    this.given = this
     if (caller !== undefined) {
       if (caller.aborted) this.cancel(cancellation(caller.reason))
       else caller.addEventListener('abort', this)
     }
     if (this.aborted) return this
-    if (this.#expired()) this.cancel(new RequestTimeoutError())
-    else this.#timer = setTimeout(() => this.#timeOut(), this.deadline - Date.now())
+    if (this.expired()) this.cancel(new RequestTimeoutError())
+    else this.timer = setTimeout(() => this.timeOut(), this.deadline - Date.now())
     return this
   }
 
   /** Past the deadline by the clock, whether or not its timer has fired yet. */
-  #expired(): boolean {
+  private expired(): boolean {
     return this.deadline !== undefined && Date.now() >= this.deadline
   }
 
-  #timeOut(): void {
-    clearTimeout(this.#timer)
-    this.#timer = undefined
+  private timeOut(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
     this.cancel(new RequestTimeoutError())
   }
 
@@ -119,11 +119,11 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
 
   /** The request is answered: no timer or listener outlives it. */
   close(): void {
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer)
-      this.#timer = undefined
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
     }
-    if (this.#signal === this) this.callerSignal?.removeEventListener('abort', this)
+    if (this.given === this) this.callerSignal?.removeEventListener('abort', this)
   }
 
   /**
@@ -139,7 +139,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   settle<R>(work: Promise<R>): Promise<R> {
     const signal = this.signal
     if (signal.aborted) return Promise.reject(cancellation(signal.reason))
-    if (this.#expired()) return Promise.reject(new RequestTimeoutError())
+    if (this.expired()) return Promise.reject(new RequestTimeoutError())
     return new Promise<R>((resolve, reject) => {
       const onAbort = () => reject(cancellation(signal.reason))
       signal.addEventListener('abort', onAbort)
@@ -147,7 +147,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
       work.then(
         (value) => {
           done()
-          if (this.#expired()) reject(new RequestTimeoutError())
+          if (this.expired()) reject(new RequestTimeoutError())
           else resolve(value)
         },
         (error: unknown) => {
