@@ -317,7 +317,7 @@ const ratioNotes = {
       key,
       `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}), same server, rows round-robin; ` +
         (key.endsWith('workerd')
-          ? "workerd's clock stands still while code runs, so adaptive runs maxBatchSize there"
+          ? "workerd's clock moves only on I/O, so what adaptive times there is not a batch's run alone"
           : 'the best of six noisy rows is also the luckiest'),
     ]),
   ),
