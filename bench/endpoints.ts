@@ -33,6 +33,21 @@ export const ENDPOINTS = {
   mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },
 } satisfies Record<string, Endpoint>
 
+/**
+ * The rows of the adaptive comparison: `model`'s example at each fixed batch size
+ * (bench/apps/batch-sizes.ts), then as shipped (adaptive).
+ */
+export function batchSizeEndpoints(model: 'ocr' | 'mlp', sizes: readonly number[]): Endpoint[] {
+  const shipped = model === 'ocr' ? ENDPOINTS.ocrBatched : ENDPOINTS.mlpBatched
+  const fixed = sizes.map((n) => ({
+    ...shipped,
+    name: `${model}-fixed-${n}`,
+    path: `/sizes/${model}/${n}`,
+    deployment: `${model === 'ocr' ? 'Ocr' : 'Mlp'}Fixed${n}`,
+  }))
+  return [...fixed, { ...shipped, name: `${model}-adaptive` }]
+}
+
 /** One request first, so that model loading is not measured; fails loudly on a bad answer. */
 export async function prime(base: string, endpoint: Endpoint): Promise<void> {
   const first = await fetch(base + endpoint.path, {

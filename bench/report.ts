@@ -255,6 +255,28 @@ function probeTable(results: any): string {
   return lines.length > 2 ? lines.join('\n') : 'Not measured in this run.'
 }
 
+/**
+ * The adaptive comparison: items/s (p99 ms) at c=64 per model and runtime, one column per fixed
+ * maxBatchSize and one for adaptive, with its ratio over the best fixed column.
+ */
+function batchSizeTable(rows: any[] | undefined): string {
+  if (!rows || rows.length === 0) return '_not measured in this run_'
+  const settings = [...new Set(rows.map((r) => r.setting as string))]
+  const groups = [...new Set(rows.map((r) => `${r.runtime} ${r.model}`))]
+  const lines = [`| model | ${settings.map((s) => (s === 'adaptive' ? 'adaptive' : `fixed ${s}`)).join(' | ')} | adaptive / best fixed |`, `|---|${settings.map(() => '---:').join('|')}|---:|`]
+  for (const group of groups) {
+    const of = (setting: string) => rows.find((r) => `${r.runtime} ${r.model}` === group && r.setting === setting)
+    const best = Math.max(...settings.filter((s) => s !== 'adaptive').map((s) => of(s)?.requestsPerS ?? 0))
+    const cells = settings.map((s) => {
+      const r = of(s)
+      return r ? `${f(r.requestsPerS)} (${f(r.p99Ms)})` : '–'
+    })
+    const adaptive = of('adaptive')
+    lines.push(`| ${group} | ${cells.join(' | ')} | ${adaptive && best > 0 ? `${f(adaptive.requestsPerS / best, 2)}×` : '–'} |`)
+  }
+  return lines.join('\n')
+}
+
 /** docs/benchmarks.md: bench/template.md with each {{KEY}} filled from the results. */
 export function renderReport(results: any, template: string): { markdown: string; svg: string } {
   const m = results.machine
@@ -312,6 +334,10 @@ export function renderReport(results: any, template: string): { markdown: string
     `| \`engine_vs_dataloader\` | ${times(r.engine_vs_dataloader)} | ≥ 0.8× | ${verdict(r.engine_vs_dataloader >= 0.8)} | ${n.engine_vs_dataloader} |`,
     `| \`c1_added_p50_ms\` | ${f(r.c1_added_p50_ms, 3)} ms | ≤ 0.3 ms | ${verdict(r.c1_added_p50_ms <= 0.3)} | ${n.c1_added_p50_ms} |`,
     `| \`workerd_vs_node_c64\` | ${times(r.workerd_vs_node_c64)} | – | – | ${n.workerd_vs_node_c64} |`,
+    // Older results have no adaptive rows.
+    ...Object.keys(r)
+      .filter((key) => key.startsWith('adaptive_vs_best_fixed_'))
+      .map((key) => `| \`${key}\` | ${times(r[key])} | ≥ 0.95× | ${verdict(r[key] === null ? null : r[key] >= 0.95)} | ${n[key]} |`),
   ]
 
   const fill: Record<string, string> = {
@@ -336,6 +362,7 @@ export function renderReport(results: any, template: string): { markdown: string
     PREPARE: prepareLines.join('\n'),
     OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
     AUTOSCALING: autoscalingTable(results.autoscaling),
+    BATCH_SIZES: batchSizeTable(results.batchSizes),
   }
   const markdown = template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => fill[key] ?? `{{${key}}}`)
   return { markdown, svg: chart(results) }

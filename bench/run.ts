@@ -10,7 +10,8 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
 import { ROOT, TSX, median, quick, runJsonChild, startChild } from './lib.js'
-import { ENDPOINTS as E, loadSpec, prime, type Endpoint } from './endpoints.js'
+import { ENDPOINTS as E, batchSizeEndpoints, loadSpec, prime, type Endpoint } from './endpoints.js'
+import { FIXED_SIZES } from './apps/batch-sizes.js'
 import { interleavedRows, type LoadRow } from './http.js'
 import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
@@ -151,6 +152,18 @@ async function measurePrepare(runtime: string, measure: () => Promise<PrepareRow
     log(`decode + preprocess on ${runtime} failed: ${prepareErrors[runtime]}`)
   }
 }
+/**
+ * Adaptive against every fixed maxBatchSize, per model and runtime, at c=64, round-robin in one
+ * server. Its ratio takes the best of six fixed rows, the luckiest of them too, so the full run
+ * measures three rounds.
+ */
+type BatchSizeRow = Row & { runtime: string; model: string; setting: string }
+const batchSizes: BatchSizeRow[] = []
+async function measureBatchSizes(target: string, server: Server, model: 'ocr' | 'mlp'): Promise<void> {
+  const measured = await rows(target, server, batchSizeEndpoints(model, FIXED_SIZES), 64, quick ? 1 : RATIO_REPEATS)
+  const settings = [...FIXED_SIZES.map(String), 'adaptive']
+  measured.forEach((row, i) => batchSizes.push({ ...row, runtime: target, model: model === 'ocr' ? 'ocr-direction' : 'house-price', setting: settings[i]! }))
+}
 const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
@@ -163,6 +176,8 @@ const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   out.push(...(await rows('node', server, [E.jsonWeb, E.jsonHelpers], 64, RATIO_REPEATS)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
   out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
+  await measureBatchSizes('node', server, 'ocr')
+  await measureBatchSizes('node', server, 'mlp')
   // The rest of the picture, once each (the full run).
   if (!quick) {
     for (const c of CONCURRENCY.filter((c) => c !== 64)) out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], c)))
@@ -202,6 +217,7 @@ try {
     // Quick mode: only the row workerd_vs_node_c64 needs.
     async (server) => {
       await measurePrepare('workerd', () => prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
+      await measureBatchSizes('workerd', server, 'ocr')
       return quick
         ? await rows('workerd', server, [E.ocrBatched], 64)
         : [...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)), ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64))]
@@ -278,6 +294,7 @@ const ratios = {
   engine_vs_dataloader: eng('edgeserve batch()').vsDataLoader,
   c1_added_p50_ms: find(nodeRows, E.mlpBatchedT0, 1).p50Ms - find(nodeRows, E.mlpUnbatched, 1).p50Ms,
   workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / rps(E.ocrBatched) : null,
+  ...adaptiveRatios(),
 }
 const ratioNotes = {
   deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, median of 3 interleaved rounds',
@@ -295,6 +312,27 @@ const ratioNotes = {
   engine_vs_dataloader: "256 callers each awaiting its next call; the median over rounds of DataLoader's time over batch()'s in the same round; the burst workload is in the tables",
   c1_added_p50_ms: 'house-price MLP with batchWaitTimeoutS 0: batched minus unbatched p50 at c=1 (the shipped 0.1 s wait holds a lone request by design)',
   workerd_vs_node_c64: 'batched OCR req/s at c=64, workerd (wrangler dev) over Node',
+  ...Object.fromEntries(
+    Object.keys(adaptiveRatios()).map((key) => [
+      key,
+      `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}), same server, rows round-robin; ` +
+        (key.endsWith('workerd')
+          ? "workerd's clock moves only on I/O, so what adaptive times there is not a batch's run alone"
+          : 'the best of six noisy rows is also the luckiest'),
+    ]),
+  ),
+}
+
+/** `adaptive_vs_best_fixed_<model>[_workerd]`: adaptive's req/s over the best fixed row's, per model and runtime measured. */
+function adaptiveRatios(): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const { runtime, model } of batchSizes.filter((r) => r.setting === 'adaptive')) {
+    const group = batchSizes.filter((r) => r.runtime === runtime && r.model === model)
+    const best = Math.max(...group.filter((r) => r.setting !== 'adaptive').map((r) => r.requestsPerS))
+    const key = `adaptive_vs_best_fixed_${model.replace('-', '_')}${runtime === 'node' ? '' : `_${runtime}`}`
+    out[key] = group.find((r) => r.setting === 'adaptive')!.requestsPerS / best
+  }
+  return out
 }
 
 // What puts served OCR short of its limit: the model itself running slower inside the server (its
@@ -339,6 +377,7 @@ const results = {
   prepareErrors,
   ocrPipeline,
   autoscaling,
+  batchSizes,
   ratios,
   ratioNotes,
   ocrServedBreakdown,

@@ -4,6 +4,7 @@ import { app, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './app
 import { batchedNoOp, noOp } from './apps/overhead.js'
 import { jsonHelpers, jsonWeb } from './apps/json-body.js'
 import { housePrice } from '../examples/house-price/predictor.js'
+import { ocrFixed } from './apps/batch-sizes.js'
 
 export default serveWorker(app)
 
@@ -16,3 +17,9 @@ export const NoOp = durableObject(noOp)
 export const BatchedNoOp = durableObject(batchedNoOp)
 export const JsonHelpers = durableObject(jsonHelpers)
 export const JsonWeb = durableObject(jsonWeb)
+export const OcrFixed1 = durableObject(ocrFixed[1]!)
+export const OcrFixed2 = durableObject(ocrFixed[2]!)
+export const OcrFixed4 = durableObject(ocrFixed[4]!)
+export const OcrFixed8 = durableObject(ocrFixed[8]!)
+export const OcrFixed16 = durableObject(ocrFixed[16]!)
+export const OcrFixed32 = durableObject(ocrFixed[32]!)

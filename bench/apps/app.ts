@@ -16,6 +16,7 @@ import { housePrice, modelBytes as mlpBytes } from '../../examples/house-price/p
 import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../examples/house-price/features.js'
 import { batchedNoOp, noOp } from './overhead.js'
 import { jsonHelpers, jsonWeb } from './json-body.js'
+import { batchSizeRoutes } from './batch-sizes.js'
 
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
 const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
@@ -70,6 +71,9 @@ export const housePriceT0 = housePrice.withOptions({
 })
 
 export const app = new Hono()
+// The adaptive examples at each fixed batch size (./batch-sizes.ts).
+batchSizeRoutes(app)
+app
   .get('/hello', (c) => c.text('ok'))
   // What edgeserve adds to a request: deployments that do no work, beside the bare route above.
   .get('/noop', ingress(noOp))

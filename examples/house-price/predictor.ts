@@ -57,7 +57,8 @@ function asError(error: unknown): Error {
 }
 
 export const housePrice = deployment(HousePricePredictor, {
-  batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true },
+  // Up to 32 requests a batch, the size measured (`adaptive`): what pays depends on the runtime and the load.
+  batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: true },
   // A client that trickles its body cannot hold the batch longer than this.
   requestTimeoutS: 10,
 })

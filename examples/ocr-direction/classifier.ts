@@ -1,4 +1,4 @@
-import { HTTPError, batch, deployment, readBody } from 'edgeserve'
+import { HTTPError, batch, deployment, readBody, type BatchedFunction } from 'edgeserve'
 import type { Model } from 'edgeserve/onnx'
 import { lazyModel } from '../shared/lazy-model.js'
 import modelBytes from '#example-model/ocr-direction'
@@ -12,7 +12,9 @@ const IMAGE_TYPES = /^(image\/(png|jpeg|jpg)|application\/octet-stream)\s*(;|$)/
 
 /**
  * Is this text line upright or upside down? PaddleOCR's direction
- * classifier, with up to 32 images per `session.run`.
+ * classifier, with up to 32 images per `session.run`: the queue measures
+ * which batch size serves the most lines per second (`adaptive`), since that
+ * depends on the runtime, its threads and what else runs on the machine.
  *
  * Each request decodes its own image and resizes it to 48 rows of 8-bit
  * pixels (so a broken image fails alone, before it can join a batch); the
@@ -57,22 +59,26 @@ export class TextDirectionClassifier {
    * a handle may pass anything: an item that is not a line fails alone, with
    * a RangeError, and the model runs on the rest.
    */
-  classify = batch(
-    async (items: ClsLine[]): Promise<(ClsResult | Error)[]> => {
-      const model = await this.#model()
-      const isLine = items.map(isClsLine)
-      const lines = items.filter((_, i) => isLine[i])
-      let results: ClsResult[] = []
-      if (lines.length > 0) {
-        const { data, dims } = clsNormalizeBatch(lines)
-        const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
-        results = clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
-      }
-      let next = 0
-      return items.map((_, i) => (isLine[i] ? results[next++]! : notALine()))
-    },
-    { maxBatchSize: 32 },
-  )
+  readonly classify: BatchedFunction<ClsLine, ClsResult>
+
+  /** `.bind({ adaptive: false, maxBatchSize: n })` runs batches of up to n lines without measuring. */
+  constructor(options: { maxBatchSize?: number; adaptive?: boolean } = {}) {
+    this.classify = batch((items: ClsLine[]) => this.#classify(items), { maxBatchSize: options.maxBatchSize ?? 32, adaptive: options.adaptive ?? true })
+  }
+
+  async #classify(items: ClsLine[]): Promise<(ClsResult | Error)[]> {
+    const model = await this.#model()
+    const isLine = items.map(isClsLine)
+    const lines = items.filter((_, i) => isLine[i])
+    let results: ClsResult[] = []
+    if (lines.length > 0) {
+      const { data, dims } = clsNormalizeBatch(lines)
+      const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
+      results = clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
+    }
+    let next = 0
+    return items.map((_, i) => (isLine[i] ? results[next++]! : notALine()))
+  }
 
   async fetch(request: Request): Promise<ClsResult> {
     if (request.method !== 'POST') throw new HTTPError(405, 'POST a PNG or JPEG image as the request body')

@@ -32,15 +32,17 @@ export class TextDetector {
   readonly detect: (input: DetectionInput) => Promise<DetectedBox[]>
 
   /**
-   * `maxBatchSize` 1 by default: measured on a 2-core CPU with WebAssembly,
-   * four 480 x 416 pages in one run took 1.09x as long as four runs of one
-   * (medians of 5), and a batch's tensors multiply the memory, which a
-   * Durable Object's 128 MB must hold. Pages of one padded shape may share a
-   * run when `.bind({ maxBatchSize: n })` asks for it.
+   * The batch size is measured per page shape (`adaptive`): on a 2-core CPU
+   * with WebAssembly four 480 x 416 pages in one run took 1.09x as long as
+   * four runs of one, so there it settles on one page a run, while a backend
+   * with a high fixed cost per run gains from batches. At most 4 pages by
+   * default: a batch's tensors multiply the memory, which a Durable Object's
+   * 128 MB must hold. `.bind({ adaptive: false, maxBatchSize: n })` fixes it.
    */
-  constructor(options: { maxBatchSize?: number } = {}) {
+  constructor(options: { maxBatchSize?: number; adaptive?: boolean } = {}) {
     this.detect = batch((inputs: DetectionInput[]) => this.#run(inputs), {
-      maxBatchSize: options.maxBatchSize ?? 1,
+      maxBatchSize: options.maxBatchSize ?? 4,
+      adaptive: options.adaptive ?? true,
       batchKey: (input) => `${input.page.width}x${input.page.height}`,
     })
   }

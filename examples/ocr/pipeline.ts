@@ -105,7 +105,8 @@ function isTurned(lines: readonly { width: number; direction: ClsResult }[]): bo
 
 /**
  * The pipeline as served: its three stages bound in. Bind other variants of
- * the stages for experiments, e.g. the recognizer batched by width bucket:
- * `deployment(OcrPipeline).bind(textDetector, ocrDirection, textRecognizer.bind({ maxBatchSize: 8 }))`.
+ * the stages for experiments, e.g. the recognizer at a fixed 8 lines per run
+ * instead of the size it measures:
+ * `deployment(OcrPipeline).bind(textDetector, ocrDirection, textRecognizer.bind({ maxBatchSize: 8, adaptive: false }))`.
  */
 export const ocrPipeline = deployment(OcrPipeline, { requestTimeoutS: 60 }).bind(textDetector, ocrDirection, textRecognizer)

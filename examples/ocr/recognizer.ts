@@ -7,23 +7,27 @@ import { REC_HEIGHT, REC_WIDTHS, normalizeForRecognition, recBucket } from './re
 
 export interface RecognizerOptions {
   /**
-   * Lines per `session.run`. 1 runs each line alone, at its own bucket's
-   * width: the unbatched baseline the benchmark compares against.
+   * The most lines per `session.run` (an upper bound while `adaptive` is
+   * on). 1 runs each line alone, at its own bucket's width: the unbatched
+   * baseline the benchmark compares against.
    */
   maxBatchSize?: number
+  /** Whether the queue measures which batch size serves the most lines per second (per width bucket), or runs `maxBatchSize`. */
+  adaptive?: boolean
   /** Allowed input widths at height 48, ascending. */
   widths?: readonly number[]
 }
 
 /**
- * Defaults chosen by measurement (scripts/models/ocr/bench-rec.ts, see
- * docs/benchmarks.md): on a CPU with WebAssembly the recognizer's cost grows
- * with lines x width, and one run per line at its own width beat every
- * batched arrangement (0.87-0.90x for width buckets, 0.44-0.63x for one run
- * padded to the widest line). So lines run alone here; where a run's fixed
- * cost is high (WebGPU), `.bind({ maxBatchSize: 8 })` batches them by bucket.
+ * The batch size is measured, not chosen here: which one is fastest depends
+ * on the backend. On a CPU with WebAssembly the recognizer's cost grows with
+ * lines x width and one run per line beat batches by width bucket
+ * (0.87-0.90x, scripts/models/ocr/bench-rec.ts); where a run's fixed cost is
+ * high (WebGPU) batches pay. `adaptive` finds the size per width bucket, up
+ * to 8 lines: a bucket's batch of 8 at the widest width is already a large
+ * tensor.
  */
-export const RECOGNIZER_DEFAULTS: Required<RecognizerOptions> = { maxBatchSize: 1, widths: REC_WIDTHS }
+export const RECOGNIZER_DEFAULTS: Required<RecognizerOptions> = { maxBatchSize: 8, adaptive: true, widths: REC_WIDTHS }
 
 /**
  * What does this line say? PaddleOCR's PP-OCRv4 recognizer (SVTR-LCNet, CTC)
@@ -41,13 +45,14 @@ export class TextRecognizer {
   readonly recognize: (line: RgbImage) => Promise<DecodedLine>
 
   constructor(options: RecognizerOptions = {}) {
-    const { maxBatchSize, widths } = { ...RECOGNIZER_DEFAULTS, ...options }
+    const { maxBatchSize, adaptive, widths } = { ...RECOGNIZER_DEFAULTS, ...options }
     if (!Array.isArray(widths) || widths.length === 0 || widths.some((w, i) => !Number.isInteger(w) || w < 8 || (i > 0 && w <= widths[i - 1]!))) {
       throw new TypeError(`widths must be ascending whole pixel widths of at least 8, like [160, 320, 640], received ${JSON.stringify(widths)}`)
     }
     this.#widths = widths
     this.recognize = batch((lines: RgbImage[]) => this.#run(lines), {
       maxBatchSize,
+      adaptive,
       batchKey: (line) => String(recBucket(line.width, this.#widths)),
     })
   }

@@ -58,6 +58,12 @@
  *   gave its slot back before the handler finished.
  */
 
+/** One size of a measured cost curve: the mean milliseconds a batch of `size` units took. */
+export interface CostPoint {
+  size: number
+  ms: number
+}
+
 /** Milliseconds from some origin: `performance.now()` unless a test drives it. */
 export type Clock = () => number
 
@@ -404,7 +410,7 @@ export class AdaptiveBatchSize {
   }
 
   /** For the dashboard and tests: the sizes measured lately, with their mean time per batch. */
-  curve(): { size: number; ms: number }[] {
+  curve(): CostPoint[] {
     const now = this.now()
     return this.ladder.filter((point) => this.usable(point, now)).map((point) => ({ size: point.size, ms: (point.ms * point.size) / point.units }))
   }

@@ -1,4 +1,5 @@
 import { promiseRunner, type BatchHandler } from './call-batch.js'
+import type { CostPoint } from './adaptive.js'
 import type { ResolvedBatchOptions } from './options.js'
 import { BatchQueue, promiseCalls, type BatchStats, type CallOptions, type QueueObserver } from './queue.js'
 
@@ -16,6 +17,13 @@ export interface BatchControls<T> {
    */
   setMaxConcurrentBatches(maxConcurrentBatches: number): void
   stats(): BatchStats
+  /**
+   * With `adaptive`: the cost it measured, the mean milliseconds of a batch
+   * at each size run lately, ascending (of the `batchKey` that ran last);
+   * empty without `adaptive`, before it has measured, or where the clock
+   * stands still while code runs.
+   */
+  costCurve(): CostPoint[]
   /** The options in force (read-only view). */
   readonly options: Readonly<ResolvedBatchOptions<T>>
   /** Attach (or with undefined, detach) the observer that feeds metrics and logs. */
@@ -45,6 +53,7 @@ export function withControls<T, R, F extends (item: T, options?: CallOptions) =>
     setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),
     setMaxConcurrentBatches: (value: number) => queue.setMaxConcurrentBatches(value),
     stats: () => queue.stats(),
+    costCurve: () => queue.costCurve(),
     options: queue.options,
     observe: (observer: QueueObserver | undefined) => {
       queue.observer = observer

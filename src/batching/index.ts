@@ -5,6 +5,7 @@ export { currentContext, runWithContext, type AmbientContext } from './context.j
 export type { BatchInfo } from './call-batch.js'
 export type { AdaptiveOptions, BatchOptions, CallContext, OnBatchError, ResolvedAdaptive, ResolvedBatchOptions } from './options.js'
 export type { BatchStats, CallOptions, QueueObserver } from './queue.js'
+export type { CostPoint } from './adaptive.js'
 export type { BatchHandler } from './call-batch.js'
 export { endOfStream, type EndOfStream, type StreamBatchHandler, type StreamStep } from './stream.js'
 export type { ContinuousStep } from './continuous.js'

@@ -3,7 +3,7 @@ import { checkCallOptions } from './call-options.js'
 import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { requestContext, type AmbientContext } from './context.js'
 import { Batch, Entry, failUnsettled, type BatchPlace, type BatchQueueOf } from './call-batch.js'
-import { AdaptiveBatchSize, type Clock } from './adaptive.js'
+import { AdaptiveBatchSize, type Clock, type CostPoint } from './adaptive.js'
 import { DeadlineTimer } from './deadlines.js'
 import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
 import {
@@ -372,6 +372,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       batchesInFlight: this.inFlight,
       batchSizeLimit: this.lastEstimate === undefined ? this.batchSizeLimit : Math.min(this.lastEstimate.chosenSize, this.options.maxBatchSize),
     }
+  }
+
+  /**
+   * With `adaptive`: the mean time of a batch at each size measured lately
+   * (of the key that ran last, as `batchSizeLimit`); empty without it.
+   */
+  costCurve(): CostPoint[] {
+    return this.lastEstimate?.curve() ?? []
   }
 
   setMaxBatchSize(value: unknown): void {

@@ -1,3 +1,4 @@
+import type { CostPoint } from '../batching/adaptive.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import type { Outcome } from './outcome.js'
@@ -26,6 +27,14 @@ export interface ReplicaDescription {
   replica: number
   started: boolean
   methods: Record<string, Record<string, unknown>>
+  /** Each batched method with `adaptive`: the batch size it allows now, and the cost it measured. */
+  adaptive: Record<string, MeasuredBatchSize>
+}
+
+/** What an adaptive batched method measured, for `/-/routes` and the dashboard. */
+export interface MeasuredBatchSize {
+  batchSizeLimit: number
+  costCurve: CostPoint[]
 }
 
 /**

@@ -213,7 +213,9 @@ export class Replica implements ReplicaEndpoint {
   /** The batched methods of a started replica and their options (functions shown by name). */
   async describe(): Promise<ReplicaDescription> {
     const methods: ReplicaDescription['methods'] = {}
+    const measured: ReplicaDescription['adaptive'] = {}
     for (const [name, controls] of this.#metrics.watched()) {
+      if (controls.options.adaptive !== false) measured[name] = { batchSizeLimit: controls.stats().batchSizeLimit, costCurve: controls.costCurve() }
       const { batchSizeFn, batchKey, maxQueuedRequests, adaptive, ...plain } = controls.options
       methods[name] = {
         ...plain,
@@ -225,7 +227,7 @@ export class Replica implements ReplicaEndpoint {
         batchKey: batchKey ? 'custom' : null,
       }
     }
-    return { deployment: this.deployment.name, replica: this.index, started: this.started, methods }
+    return { deployment: this.deployment.name, replica: this.index, started: this.started, methods, adaptive: measured }
   }
 }
 

@@ -116,13 +116,19 @@ export async function handleAdmin(request: Request, site: AdminSite): Promise<Re
       const statuses = new Map(await Promise.all(found.map(async (set) => [set.deployment.name, await set.scaling.status()] as const)))
       return json({
         routes: routesOf(app),
-        deployments: deployments.map((d) => ({
-          name: d.name,
-          options: shownOptions(d.options),
-          // Replicas taking requests now (with autoscaling, the count it keeps).
-          replicas: statuses.get(d.name)?.replicas ?? null,
-          batchedMethods: descriptions.find((x) => x.deployment === d.name && x.started)?.methods ?? {},
-        })),
+        deployments: deployments.map((d) => {
+          // The first started replica speaks for the deployment: its replicas run the same methods.
+          const described = descriptions.find((x) => x.deployment === d.name && x.started)
+          return {
+            name: d.name,
+            options: shownOptions(d.options),
+            // Replicas taking requests now (with autoscaling, the count it keeps).
+            replicas: statuses.get(d.name)?.replicas ?? null,
+            batchedMethods: described?.methods ?? {},
+            // Methods with `adaptive`: the size allowed and the cost measured, on that replica.
+            adaptive: described ? { replica: described.replica, methods: described.adaptive } : null,
+          }
+        }),
       })
     }
     case '/-/dashboard':

@@ -33,6 +33,8 @@ interface Reading {
 interface MethodView {
   values: Record<string, Reading>
   bars: { bucket: string; count: number }[]
+  /** The adaptive cost chart: shown or not, and its bars (items/s by batch size, the allowed size marked). */
+  cost: { shown: boolean; bars: { bucket: string; count: number; marked: boolean }[] }
   options: Record<string, string>
 }
 interface DeploymentView {
@@ -65,7 +67,15 @@ const READ_DASHBOARD = `(() => {
     for (const method of card.querySelectorAll('[data-testid="method"]')) {
       methods[method.getAttribute('data-method')] = {
         values: readings(method),
-        bars: [...method.querySelectorAll('rect.bar')].map((r) => ({ bucket: r.getAttribute('data-bucket'), count: Number(r.getAttribute('data-count')) })),
+        bars: [...method.querySelectorAll('[data-testid="batch-size-chart"] rect.bar')].map((r) => ({ bucket: r.getAttribute('data-bucket'), count: Number(r.getAttribute('data-count')) })),
+        cost: {
+          shown: method.querySelector('figure.cost').checkVisibility(),
+          bars: [...method.querySelectorAll('[data-testid="cost-curve-chart"] rect.bar')].map((r) => ({
+            bucket: r.getAttribute('data-bucket'),
+            count: Number(r.getAttribute('data-count')),
+            marked: r.classList.contains('marked'),
+          })),
+        },
         options: optionsIn(method),
       }
     }
@@ -312,6 +322,58 @@ describe('dashboard in Chromium', () => {
       expect(pageErrors).toEqual([])
     } finally {
       await page.close()
+    }
+  })
+
+  it("draws an adaptive method's measured cost and the batch size it allows, as /-/routes and the gauge report them", async () => {
+    // A fixed 3 ms a batch, so bigger batches serve more; and a method without adaptive beside it.
+    class Measured {
+      adaptive = batch(
+        async (xs: number[]) => {
+          await sleep(3)
+          return xs.map((x) => x + 1)
+        },
+        { maxBatchSize: 16, adaptive: true },
+      )
+      fixed = batch(async (xs: number[]) => xs, { maxBatchSize: 4 })
+      async fetch(request: Request) {
+        const n = Number(new URL(request.url).searchParams.get('number'))
+        return String(await this.adaptive(await this.fixed(n)))
+      }
+    }
+    const other = await serve(new Hono().get('/measured', ingress(deployment(Measured))), { port: 0, handleSignals: false, name: 'dashboard-adaptive-test' })
+    try {
+      const page = await openDashboard(other.url)
+      try {
+        const running = load(other.url, ['/measured'], { workers: 48, requests: 6_000, ms: 5_000 })
+        // Under load: the cost chart shows sizes it measured (sizes of its ladder), one of them marked as the size allowed.
+        await expect
+          .poll(async () => (await readDashboard(page)).Measured?.methods.adaptive?.cost.bars.length ?? 0, { timeout: 8_000, interval: 200 })
+          .toBeGreaterThan(1)
+        const live = (await readDashboard(page)).Measured!.methods
+        expect(live.adaptive!.cost.shown).toBe(true)
+        expect(live.adaptive!.cost.bars.every((b) => ['1', '2', '3', '4', '6', '8', '11', '16'].includes(b.bucket) && b.count > 0)).toBe(true)
+        expect(live.adaptive!.values['cost-curve-sizes']!.value).toBe(live.adaptive!.cost.bars.length)
+        const limit = live.adaptive!.values['batch-size-limit']!.value!
+        expect(live.adaptive!.cost.bars.filter((b) => b.marked).map((b) => b.bucket)).toEqual(live.adaptive!.cost.bars.some((b) => b.bucket === String(limit)) ? [String(limit)] : [])
+        expect(live.fixed!.cost.shown).toBe(false)
+        const { failures } = await running
+        expect(failures).toEqual([])
+
+        // Idle: the limit no longer moves, and the page shows the server's figure.
+        const routes = (await (await fetch(`${other.url}/-/routes`)).json()) as { deployments: { name: string; adaptive: { methods: Record<string, { batchSizeLimit: number }> } }[] }
+        const reported = routes.deployments.find((d) => d.name === 'Measured')!.adaptive.methods.adaptive!.batchSizeLimit
+        const gauge = (await metricsJson(other.url)).find((f) => f.name === 'edgeserve_batch_size_limit')!
+        expect(counterSum([gauge], 'edgeserve_batch_size_limit', { deployment: 'Measured', method: 'adaptive' })).toBe(reported)
+        await expect
+          .poll(async () => (await readDashboard(page)).Measured!.methods.adaptive!.values['batch-size-limit']!.value, { timeout: 5_000, interval: 200 })
+          .toBe(reported)
+        expect(pageErrors).toEqual([])
+      } finally {
+        await page.close()
+      }
+    } finally {
+      await other.close()
     }
   })
 

@@ -2,7 +2,8 @@
  * The dashboard page as the server sends it: the built page on Node by
  * default, none when told so, and a strict CSP that allows exactly the
  * page's own inline script and stylesheet, by hash. (What the page shows
- * is checked in a real browser in test/browser/dashboard.test.ts.)
+ * is checked in a real browser in test/browser/dashboard.test.ts.) And
+ * /-/routes, which feeds the page what an adaptive batched method measured.
  */
 import { createHash } from 'node:crypto'
 import { Hono } from 'hono'
@@ -84,6 +85,56 @@ describe('/-/dashboard on Node', () => {
     await expect(serve(app, { port: 0, handleSignals: false, dashboard: true as never })).rejects.toThrow(
       new TypeError("serve: options.dashboard must be false (serve no dashboard) or the page from 'edgeserve/dashboard'; leave it out for the built-in one, received true"),
     )
+  })
+})
+
+/** A batched method with adaptive on (a fixed 3 ms a batch, so bigger batches serve more) beside one without. */
+class Measured {
+  adaptive = batch(
+    async (xs: number[]) => {
+      await new Promise((resolve) => setTimeout(resolve, 3))
+      return xs
+    },
+    { maxBatchSize: 16, adaptive: true },
+  )
+  fixed = batch(async (xs: number[]) => xs, { maxBatchSize: 4 })
+  async fetch(request: Request) {
+    const x = Number(new URL(request.url).searchParams.get('x'))
+    return String((await this.adaptive(x)) + (await this.fixed(x)))
+  }
+}
+
+describe('/-/routes: what the dashboard draws for an adaptive method', () => {
+  it("reports an adaptive method's batch size limit (as its gauge does) and its measured cost, and nothing for a fixed one", { timeout: 30_000 }, async () => {
+    const server = await serve(new Hono().get('/measured', ingress(deployment(Measured))), { port: 0, handleSignals: false, name: 'dashboard-adaptive-test' })
+    try {
+      // Rounds of 64 calls at once, so that batches run back to back and the queue measures several sizes.
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => fetch(`${server.url}/measured?x=${i}`).then((r) => r.text())))
+        expect(answers).toEqual(Array.from({ length: 64 }, (_, i) => String(2 * i)))
+      }
+      const routes = (await (await fetch(`${server.url}/-/routes`)).json()) as {
+        deployments: { name: string; adaptive: { replica: number; methods: Record<string, { batchSizeLimit: number; costCurve: { size: number; ms: number }[] }> } | null }[]
+      }
+      const described = routes.deployments.find((d) => d.name === 'Measured')!.adaptive!
+      expect(described.replica).toBe(0)
+      expect(Object.keys(described.methods)).toEqual(['adaptive'])
+      const { batchSizeLimit, costCurve } = described.methods.adaptive!
+      expect(batchSizeLimit).toBeGreaterThanOrEqual(1)
+      expect(batchSizeLimit).toBeLessThanOrEqual(16)
+      // Sizes of the ladder it measures, ascending, each with a time; a batch sleeps 3 ms at least.
+      expect(costCurve.length).toBeGreaterThan(1)
+      expect(costCurve.map((p) => p.size)).toEqual([...new Set(costCurve.map((p) => p.size))].sort((a, b) => a - b))
+      expect(costCurve.every((p) => [1, 2, 3, 4, 6, 8, 11, 16].includes(p.size) && p.ms >= 2.5)).toBe(true)
+
+      const metrics = (await (await fetch(`${server.url}/-/metrics.json`)).json()) as { metrics: { name: string; samples: { labels: Record<string, string>; value: number }[] }[] }
+      const gauge = metrics.metrics.find((f) => f.name === 'edgeserve_batch_size_limit')!
+      const limitOf = (method: string) => gauge.samples.find((s) => s.labels.deployment === 'Measured' && s.labels.method === method)!.value
+      expect(limitOf('adaptive')).toBe(batchSizeLimit)
+      expect(limitOf('fixed')).toBe(4)
+    } finally {
+      await server.close()
+    }
   })
 })
 

@@ -35,6 +35,10 @@ export interface LineChartOptions {
 export interface Bar {
   label: string
   value: number
+  /** The hover text, if not "label: value unit". */
+  title?: string
+  /** Drawn in the accent tone (the size an adaptive queue allows now). */
+  marked?: boolean
 }
 
 export interface BarChartOptions {
@@ -186,11 +190,11 @@ export function drawBarChart(element: SVGElement, options: BarChartOptions): voi
       width: barW,
       height: Math.max(h, bar.value > 0 ? 1 : 0),
       rx: 2,
-      class: 'bar',
+      class: bar.marked ? 'bar marked' : 'bar',
       'data-count': bar.value,
       'data-bucket': bar.label,
     })
-    rect.appendChild(svg('title', {}, bar.label + ': ' + formatCount(bar.value) + ' ' + options.unit))
+    rect.appendChild(svg('title', {}, bar.title ?? bar.label + ': ' + formatCount(bar.value) + ' ' + options.unit))
     element.appendChild(rect)
     if (bar.value > 0) {
       element.appendChild(svg('text', { x: cx, y: y(bar.value) - 5, class: 'bar-value', 'text-anchor': 'middle' }, formatCount(bar.value)))

@@ -4,7 +4,7 @@
  * checks these numbers against the server's own JSON.
  */
 import type { Labels, MetricFamily } from '../../../metrics/registry.js'
-import type { MetricsBody, Options, RoutesBody } from './wire.js'
+import type { AdaptiveBody, MetricsBody, Options, RoutesBody } from './wire.js'
 
 /** Cumulative bucket counts for each upper bound, as in the Prometheus exposition. */
 export interface Histogram {
@@ -35,6 +35,26 @@ export interface MethodModel {
   batchesTotal: number | null
   queueLength: number | null
   inFlight: number | null
+  /** With `adaptive`: what one replica measured; null without it. */
+  adaptive: AdaptiveModel | null
+}
+
+export interface AdaptiveModel {
+  replica: number
+  /** The batch size the queue allows now. */
+  limit: number
+  /** Items per second a batch of each size measured lately serves (one batch at a time), ascending by size. */
+  curve: { size: number; ms: number; itemsPerS: number }[]
+}
+
+/** A method's adaptive readings from /-/routes, checked, since the page takes nothing on trust that it draws. */
+function adaptiveModel(body: AdaptiveBody | null | undefined, method: string): AdaptiveModel | null {
+  const measured = body?.methods?.[method]
+  if (!measured || !Number.isFinite(measured.batchSizeLimit)) return null
+  const curve = (Array.isArray(measured.costCurve) ? measured.costCurve : [])
+    .filter((point) => Number.isFinite(point?.size) && point.ms > 0)
+    .map((point) => ({ size: point.size, ms: point.ms, itemsPerS: (point.size / point.ms) * 1000 }))
+  return { replica: Number(body!.replica), limit: measured.batchSizeLimit, curve }
 }
 
 export interface DeploymentModel {
@@ -223,11 +243,11 @@ export function buildModel(now: MetricsBody, before: MetricsBody | null, routes:
         p95: quantile(0.95, latency.histogram),
         p99: quantile(0.99, latency.histogram),
       },
-      methods: methodNames.map((method) => methodModel(name, method, info?.batchedMethods?.[method] ?? {})),
+      methods: methodNames.map((method) => methodModel(name, method, info?.batchedMethods?.[method] ?? {}, adaptiveModel(info?.adaptive, method))),
     }
   }
 
-  function methodModel(deployment: string, name: string, options: Options): MethodModel {
+  function methodModel(deployment: string, name: string, options: Options, adaptive: AdaptiveModel | null): MethodModel {
     const match = { deployment, method: name }
     const sizes = sumHistogram(now, 'edgeserve_batch_size', match)
     const recent = recentOrAll(sizes, before && sumHistogram(before, 'edgeserve_batch_size', match), before !== null)
@@ -242,6 +262,7 @@ export function buildModel(now: MetricsBody, before: MetricsBody | null, routes:
       batchesTotal: sumValues(now, 'edgeserve_batches_total', match),
       queueLength: sumValues(now, 'edgeserve_queue_length', match),
       inFlight: sumValues(now, 'edgeserve_batches_in_flight', match),
+      adaptive,
     }
   }
 }

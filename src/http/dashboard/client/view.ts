@@ -5,7 +5,7 @@
 import { drawBarChart, drawLineChart, type Point, type Tone } from './charts.js'
 import { el, svg, syncChildren } from './dom.js'
 import { axisRate, axisSeconds, DASH, formatCount, formatOption, formatPercent, formatRate, formatSeconds, trim, type Figure } from './format.js'
-import type { DeploymentModel, Histogram, MethodModel, Window } from './stats.js'
+import type { AdaptiveModel, DeploymentModel, Histogram, MethodModel, Window } from './stats.js'
 import type { Options } from './wire.js'
 
 /** A deployment's last minute, one series per line on its charts. */
@@ -45,6 +45,8 @@ interface ChartFigure {
 interface MethodView {
   root: HTMLElement
   chart: ChartFigure
+  /** With `adaptive`: items/s by batch size as measured, the size allowed now marked; hidden without it. */
+  cost: ChartFigure
   stats: Record<'mean' | 'fill' | 'rate' | 'queue' | 'inflight' | 'total', Stat>
   options: HTMLElement
 }
@@ -188,15 +190,22 @@ function createMethod(name: string): MethodView {
     total: stat('Batches total', 'batches-total'),
   }
   const options = el('dl', { class: 'options' })
+  const cost = chartFigure('Measured cost (adaptive)', 'cost-curve-chart', [
+    ['tone-2', 'batch size allowed now', 'batch-size-limit'],
+    ['tone-bar', 'sizes measured', 'cost-curve-sizes'],
+  ])
+  cost.figure.classList.add('cost')
+  cost.figure.hidden = true
   const root = el('article', { class: 'method', 'data-testid': 'method', 'data-method': name }, [
     el('header', { class: 'method-head' }, [el('span', { class: 'eyebrow' }, ['Batched method']), el('code', {}, [name])]),
     el('div', { class: 'method-body' }, [
       chart.figure,
       el('div', { class: 'panel' }, [el('h3', {}, ['Batches']), el('dl', { class: 'stats' }, Object.values(stats).map((s) => s.node))]),
       el('div', { class: 'panel' }, [el('h3', {}, ['Options in force']), options]),
+      cost.figure,
     ]),
   ])
-  return { root, chart, stats, options }
+  return { root, chart, cost, stats, options }
 }
 
 /** Which observations a number covers: the last poll interval, or all of them when that was idle. */
@@ -333,4 +342,34 @@ function updateMethod(view: MethodView, m: MethodModel, seconds: number): void {
   setReading(view.stats.inflight, m.inFlight, formatCount(m.inFlight))
   setReading(view.stats.total, m.batchesTotal, formatCount(m.batchesTotal))
   renderOptions(view.options, m.options, [])
+  updateCost(view.cost, m.adaptive)
+}
+
+/**
+ * The adaptive queue's view of its handler: items per second at each batch
+ * size it measured lately (one batch at a time), the size it allows now
+ * marked. The limit is where that curve peaks, or the smallest size near
+ * the peak (docs/batching.md).
+ */
+function updateCost(cost: ChartFigure, adaptive: AdaptiveModel | null): void {
+  // Unhide before drawing: a hidden chart has no width to size to.
+  cost.figure.hidden = adaptive === null
+  if (adaptive === null) return
+  const limit = cost.legend.get('batch-size-limit')!
+  limit.textContent = formatCount(adaptive.limit)
+  limit.setAttribute('data-value', String(adaptive.limit))
+  const sizes = cost.legend.get('cost-curve-sizes')!
+  sizes.textContent = formatCount(adaptive.curve.length)
+  sizes.setAttribute('data-value', String(adaptive.curve.length))
+  drawBarChart(cost.chart, {
+    bars: adaptive.curve.map((point) => ({
+      label: String(point.size),
+      value: point.itemsPerS,
+      marked: point.size === adaptive.limit,
+      title: `${point.size} per batch: ${trim(point.ms)} ms a batch, ${formatCount(point.itemsPerS)} items/s (replica ${adaptive.replica})`,
+    })),
+    unit: 'items/s',
+    xTitle: 'batch size (items/s each serves)',
+    empty: 'nothing measured lately: no load, or a clock that stands still while code runs',
+  })
 }

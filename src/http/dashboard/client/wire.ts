@@ -18,5 +18,11 @@ export interface MetricsBody {
 /** `GET /-/routes` */
 export interface RoutesBody {
   routes: { method: string; path: string; deployment: string }[]
-  deployments: { name: string; options: Options; batchedMethods: Record<string, Options> }[]
+  deployments: { name: string; options: Options; batchedMethods: Record<string, Options>; adaptive?: AdaptiveBody | null }[]
+}
+
+/** Methods with `adaptive` on one replica: the batch size each allows now and the mean ms of a batch at each size measured. */
+export interface AdaptiveBody {
+  replica: number
+  methods: Record<string, { batchSizeLimit: number; costCurve: { size: number; ms: number }[] }>
 }
