@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type { LoadSpec } from './http.js'
-import { ROOT, argValue } from './lib.js'
+import { ROOT } from './lib.js'
 
 export interface Endpoint {
   name: string
@@ -66,25 +66,5 @@ export function loadSpec(endpoint: Endpoint, base: string, row: Omit<LoadSpec, '
     path: endpoint.path,
     ...(endpoint.body === undefined ? {} : { body: endpoint.body, contentType: endpoint.contentType! }),
     ...(endpoint.deployment === undefined ? {} : { deployment: endpoint.deployment }),
-  }
-}
-
-/**
- * The command line of the tools that load one endpoint of the bench server
- * (server-profile.ts, gc-trace.ts): `--endpoint <name>`, `--connections N`,
- * `--seconds S` and `--threads [Deployment,...]`.
- */
-export function servedEndpointArgs(defaults: { endpoint: string; seconds: number }) {
-  const name = argValue('--endpoint') ?? defaults.endpoint
-  const endpoint: Endpoint | undefined = Object.values(ENDPOINTS).find((e) => e.name === name)
-  if (!endpoint) throw new Error(`--endpoint must be one of ${Object.values(ENDPOINTS).map((e) => e.name).join(', ')}; received ${name}`)
-  const named = argValue('--threads')
-  return {
-    endpoint,
-    connections: Number(argValue('--connections') ?? 64),
-    seconds: Number(argValue('--seconds') ?? defaults.seconds),
-    threads: process.argv.includes('--threads'),
-    /** The deployments `--threads` names, if it names any. */
-    threadDeployments: named !== undefined && !named.startsWith('--') ? named : undefined,
   }
 }
