@@ -54,6 +54,30 @@ export class ReplicaUnavailableError extends EdgeServeError {
   }
 }
 
+/**
+ * A replica refused a request because it is overloaded: on Workers, a
+ * Durable Object past its soft limit (about 1,000 requests/s, or too many or
+ * too slow requests queued), which throws an error marked `overloaded`.
+ * Cloudflare's advice is not to retry on the same object, so this is a 503
+ * with `Retry-After`; the router avoids that replica for a moment and, where
+ * it can resend the request, sends it to another one first.
+ */
+export class ReplicaOverloadedError extends EdgeServeError {
+  override readonly type = 'ReplicaOverloadedError'
+  override name = 'ReplicaOverloadedError'
+  /**
+   * The platform refused the request before the object ran it (its queue was
+   * full), so it may go to another replica even when it is not idempotent.
+   * False for overloads that reset an object mid-request (a memory limit).
+   */
+  readonly refused: boolean
+
+  constructor(message: string, refused: boolean, options?: ErrorOptions) {
+    super(503, message, options)
+    this.refused = refused
+  }
+}
+
 /** The caller's deadline passed before its result was ready. */
 export class RequestTimeoutError extends EdgeServeError {
   override readonly type = 'RequestTimeoutError'
@@ -192,6 +216,8 @@ export function errorFromJson(error: ErrorJson): EdgeServeError {
       return new BatchHandlerError(error.message)
     case 'ReplicaUnavailableError':
       return new ReplicaUnavailableError(error.message)
+    case 'ReplicaOverloadedError':
+      return new ReplicaOverloadedError(error.message, false)
     default: {
       const status = Number.isInteger(error.status) && error.status >= 400 && error.status <= 599 ? error.status : 500
       if (error.type === 'HTTPError') return new HTTPError(status, error.message)

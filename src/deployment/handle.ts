@@ -7,6 +7,7 @@ import { checkDeployment, type Deployment, type InstanceOf } from './deployment.
 import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
 import { RequestScope } from './request-scope.js'
+import { sendRouted } from './routed.js'
 import { unwrap, type Outcome } from './outcome.js'
 
 /**
@@ -214,14 +215,11 @@ export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions
     // Its deadline is the calling request's, whose signal cancels this call at it (see DeploymentResponse).
     const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent, false)
     try {
-      let replica = router.tryAcquire(multiplexedModelId)
-      if (replica < 0) replica = await router.acquire(scope.signal, multiplexedModelId)
-      try {
+      // A call's arguments can be sent again: an overloaded replica that refused it hands it to another.
+      return await sendRouted(router, scope, () => true, async (replica) => {
         if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-        return await replicas[replica]!.invoke(method, args, scope)
-      } finally {
-        router.release(replica)
-      }
+        return replicas[replica]!.invoke(method, args, scope)
+      })
     } finally {
       scope.close()
     }

@@ -5,6 +5,9 @@ import type { ResolvedDeploymentOptions } from './options.js'
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
+/** How long a replica that said it is overloaded gets no new requests while others have room: the Retry-After it sent. */
+export const OVERLOAD_AVOID_MS = 1000
+
 class Waiter {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
 
@@ -45,6 +48,8 @@ export class Router {
   private readonly inFlight: number[]
   private readonly waiting: Waiter[] = []
   private active: number
+  /** Per replica, until when (epoch ms) it is avoided; undefined while none is (the common case costs one check). */
+  private avoidUntil: number[] | undefined = undefined
   events: RouterEvents | undefined = undefined
 
   constructor(readonly options: ResolvedDeploymentOptions) {
@@ -153,6 +158,16 @@ export class Router {
     waiter.reject(reason)
   }
 
+  /**
+   * A replica said it is overloaded: send it nothing new for
+   * OVERLOAD_AVOID_MS while another replica has room. Not a ban: with every
+   * replica avoided or full, routing goes on as if none were.
+   */
+  avoid(replica: number, forMs = OVERLOAD_AVOID_MS): void {
+    this.avoidUntil ??= new Array<number>(this.inFlight.length).fill(0)
+    this.avoidUntil[replica] = Date.now() + forMs
+  }
+
   /** Requests in flight per replica, as sent by this router. */
   load(): readonly number[] {
     return this.inFlight
@@ -177,13 +192,22 @@ export class Router {
    * (and loads the model too), as Ray Serve spills a busy model over.
    */
   private chooseFor(modelId: string): number {
+    const avoided = this.avoided()
+    if (avoided) {
+      const best = this.rankFor(modelId, avoided)
+      if (best >= 0) return best
+    }
+    return this.rankFor(modelId, undefined)
+  }
+
+  private rankFor(modelId: string, avoided: readonly boolean[] | undefined): number {
     const { maxOngoingRequests } = this.options
     const load = this.inFlight
     const seed = hashString(modelId)
     let best = -1
     let bestScore = -1
     for (let replica = 0; replica < this.active; replica++) {
-      if (load[replica]! >= maxOngoingRequests) continue
+      if (load[replica]! >= maxOngoingRequests || avoided?.[replica]) continue
       const score = mix32(seed ^ Math.imul(replica + 1, 0x9e3779b1))
       if (score > bestScore) {
         best = replica
@@ -193,7 +217,24 @@ export class Router {
     return best
   }
 
+  /** Which replicas are avoided now, or undefined if none is (forgetting the marks once all have passed). */
+  private avoided(): boolean[] | undefined {
+    const until = this.avoidUntil
+    if (until === undefined) return undefined
+    const now = Date.now()
+    const avoided = until.map((t) => t > now)
+    if (!avoided.includes(true)) this.avoidUntil = undefined
+    return this.avoidUntil && avoided
+  }
+
   private choose(): number {
+    if (this.avoidUntil !== undefined) {
+      const avoided = this.avoided()
+      if (avoided) {
+        const least = this.leastLoaded(avoided)
+        if (least >= 0) return least
+      }
+    }
     const { maxOngoingRequests } = this.options
     // Not options.numReplicas: with autoscaling the count moves.
     const numReplicas = this.active
@@ -205,8 +246,16 @@ export class Router {
     const best = load[a]! <= load[b]! ? a : b
     if (load[best]! < maxOngoingRequests) return best
     // Both samples are full: fall back to any replica with room.
+    return this.leastLoaded(undefined)
+  }
+
+  /** The least busy replica with room, leaving out the avoided ones; -1 if none. */
+  private leastLoaded(avoided: readonly boolean[] | undefined): number {
+    const { maxOngoingRequests } = this.options
+    const load = this.inFlight
     let least = -1
-    for (let i = 0; i < numReplicas; i++) {
+    for (let i = 0; i < this.active; i++) {
+      if (avoided?.[i]) continue
       if (load[i]! < maxOngoingRequests && (least < 0 || load[i]! < load[least]!)) least = i
     }
     return least

