@@ -1,4 +1,4 @@
-import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import { ReplicaOverloadedError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { formatReceived, getValidSeconds } from '../batching/options.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import { currentContext } from '../batching/context.js'
@@ -7,7 +7,7 @@ import { checkDeployment, type Deployment, type InstanceOf } from './deployment.
 import type { HandleMarker } from './handle-marker.js'
 import { replicaSetOf, type ReplicaSet } from './replica-set.js'
 import { RequestScope } from './request-scope.js'
-import { sendRouted } from './routed.js'
+import { afterOverload } from './overload.js'
 import { unwrap, type Outcome } from './outcome.js'
 
 /**
@@ -215,11 +215,21 @@ export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions
     // Its deadline is the calling request's, whose signal cancels this call at it (see DeploymentResponse).
     const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent, false)
     try {
-      // A call's arguments can be sent again: an overloaded replica that refused it hands it to another.
-      return await sendRouted(router, scope, () => true, async (replica) => {
+      let replica = router.tryAcquire(multiplexedModelId)
+      if (replica < 0) replica = await router.acquire(scope.signal, multiplexedModelId)
+      const send = (chosen: number) => {
         if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-        return replicas[replica]!.invoke(method, args, scope)
-      })
+        return replicas[chosen]!.invoke(method, args, scope)
+      }
+      try {
+        return await send(replica)
+      } catch (error) {
+        if (!(error instanceof ReplicaOverloadedError)) throw error
+        // A call's arguments can be sent again: an overloaded replica that refused it hands it to another.
+        return await afterOverload(router, replica, error, true, multiplexedModelId, send)
+      } finally {
+        router.release(replica)
+      }
     } finally {
       scope.close()
     }

@@ -2,7 +2,8 @@ import type { Context } from 'hono'
 import { boundDeployments, checkDeployment, type Deployment } from '../deployment/deployment.js'
 import { ReplicaSet, replicaSetOf } from '../deployment/replica-set.js'
 import { errorResponse } from '../deployment/responses.js'
-import { sendRouted } from '../deployment/routed.js'
+import { afterOverload } from '../deployment/overload.js'
+import { ReplicaOverloadedError } from '../errors.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
 import { deadlineFrom, RequestScope } from '../deployment/request-scope.js'
 import { headerSource, watchDisconnect, type RuntimeEnv } from './runtime-env.js'
@@ -52,12 +53,19 @@ export function ingress(deployment: Deployment): IngressHandler {
         watch !== undefined ? undefined : c.req.raw.signal,
       )
       watch?.call(env, scope)
-      const request = c.req.raw
-      const callScope = scope
-      // A request with a body can be sent once: the first attempt takes it. Asked only after an overload:
-      // on Node, reading `body` makes the adaptor build the whole Request.
-      const bodiless = () => request.body === null
-      return await sendRouted(router, scope, bodiless, (replica) => replicas[replica]!.fetch(request, callScope))
+      let replica = router.tryAcquire(scope.multiplexedModelId)
+      if (replica < 0) replica = await router.acquire(scope.signal, scope.multiplexedModelId)
+      try {
+        return await replicas[replica]!.fetch(c.req.raw, scope)
+      } catch (error) {
+        if (!(error instanceof ReplicaOverloadedError)) throw error
+        // A request with a body can be sent once: the first attempt took it.
+        const request = c.req.raw
+        const callScope = scope
+        return await afterOverload(router, replica, error, request.body === null, scope.multiplexedModelId, (other) => replicas[other]!.fetch(request, callScope))
+      } finally {
+        router.release(replica)
+      }
     } catch (error) {
       return errorResponse(error)
     } finally {

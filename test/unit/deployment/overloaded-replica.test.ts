@@ -1,16 +1,29 @@
 /**
- * The router and sendRouted() when a replica says it is overloaded. The
+ * The router and afterOverload() when a replica says it is overloaded. The
  * replicas are functions standing in for Durable Objects (the real ones, in
  * workerd, are in test/workers/overload.test.ts); time is Vitest's fake clock.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deployment, ReplicaOverloadedError } from '../../../src/index.js'
 import { Router, OVERLOAD_AVOID_MS } from '../../../src/deployment/router.js'
-import { sendRouted } from '../../../src/deployment/routed.js'
+import { afterOverload } from '../../../src/deployment/overload.js'
 
 class Model {}
 const routerOf = (numReplicas: number, maxOngoingRequests = 100) => new Router(deployment(Model, { numReplicas, maxOngoingRequests }).options)
-const scope = { signal: undefined, multiplexedModelId: undefined }
+
+/** One request routed as the ingress and handles route it: a replica, the answer, afterOverload() on an overload. */
+async function sendRouted<R>(router: Router, resendable: boolean, send: (replica: number) => Promise<R>): Promise<R> {
+  let replica = router.tryAcquire()
+  if (replica < 0) replica = await router.acquire(undefined)
+  try {
+    return await send(replica)
+  } catch (error) {
+    if (!(error instanceof ReplicaOverloadedError)) throw error
+    return await afterOverload(router, replica, error, resendable, undefined, send)
+  } finally {
+    router.release(replica)
+  }
+}
 const refusal = () => new ReplicaOverloadedError('replica 0 is overloaded', true)
 
 afterEach(() => {
@@ -48,7 +61,7 @@ describe('Router: a replica that said it is overloaded', () => {
   })
 })
 
-describe('sendRouted() after an overload', () => {
+describe('afterOverload(): a request routed to a replica that says it is overloaded', () => {
   it('sends a refused request that can be sent again once to another replica', async () => {
     const router = routerOf(2)
     expect(router.tryAcquire()).toBeGreaterThanOrEqual(0)
@@ -56,7 +69,7 @@ describe('sendRouted() after an overload', () => {
     // One request held elsewhere: the first pick is the idle replica, which refuses.
     const idle = 1 - held
     const sent: number[] = []
-    const answer = await sendRouted(router, scope, () => true, async (replica) => {
+    const answer = await sendRouted(router, true, async (replica) => {
       sent.push(replica)
       if (replica === idle) throw refusal()
       return `from ${replica}`
@@ -72,7 +85,7 @@ describe('sendRouted() after an overload', () => {
     const held = router.tryAcquire()
     const idle = 1 - held
     const sent: number[] = []
-    const error = await sendRouted(router, scope, () => false, async (replica) => {
+    const error = await sendRouted(router, false, async (replica) => {
       sent.push(replica)
       throw refusal()
     }).catch((e: unknown) => e)
@@ -87,7 +100,7 @@ describe('sendRouted() after an overload', () => {
   it('does not send an overload that reset the object mid-request elsewhere: it may have run', async () => {
     const router = routerOf(2)
     const sent: number[] = []
-    const error = await sendRouted(router, scope, () => true, async (replica) => {
+    const error = await sendRouted(router, true, async (replica) => {
       sent.push(replica)
       throw new ReplicaOverloadedError('memory limit', false)
     }).catch((e: unknown) => e)
@@ -98,7 +111,7 @@ describe('sendRouted() after an overload', () => {
   it('asks no replica twice: with one replica the overload is the answer', async () => {
     const router = routerOf(1)
     let calls = 0
-    const error = await sendRouted(router, scope, () => true, async () => {
+    const error = await sendRouted(router, true, async () => {
       calls++
       throw refusal()
     }).catch((e: unknown) => e)
