@@ -154,13 +154,14 @@ async function measurePrepare(runtime: string, measure: () => Promise<PrepareRow
 }
 /**
  * Adaptive against every fixed maxBatchSize, per model and runtime, at c=64, round-robin in one
- * server. Its ratio takes the best of six fixed rows, the luckiest of them too, so the full run
- * measures three rounds.
+ * server, over RATIO_REPEATS rounds in quick mode too: on a shared machine one row's req/s moves
+ * by up to 2x with the CPU the server gets (the house-price rows followed the server's cores, 0.4
+ * to 0.75), and the ratio takes the best of six fixed rows, the luckiest of them too.
  */
 type BatchSizeRow = Row & { runtime: string; model: string; setting: string }
 const batchSizes: BatchSizeRow[] = []
 async function measureBatchSizes(target: string, server: Server, model: 'ocr' | 'mlp'): Promise<void> {
-  const measured = await rows(target, server, batchSizeEndpoints(model, FIXED_SIZES), 64, quick ? 1 : RATIO_REPEATS)
+  const measured = await rows(target, server, batchSizeEndpoints(model, FIXED_SIZES), 64, RATIO_REPEATS)
   const settings = [...FIXED_SIZES.map(String), 'adaptive']
   measured.forEach((row, i) => batchSizes.push({ ...row, runtime: target, model: model === 'ocr' ? 'ocr-direction' : 'house-price', setting: settings[i]! }))
 }
