@@ -468,3 +468,71 @@ describe('adaptive batch size: a small model measured in a server (the house-pri
     expect(served.reduce((a, b) => a + b) / served.length).toBeGreaterThan(0.9)
   })
 })
+
+describe('adaptive batch size where the clock stands still while code runs (workerd)', () => {
+  /**
+   * A queue on a clock like workerd's: the handler's work passes in `real` time only, and the clock
+   * the queue reads catches up with it on I/O: a call arriving, the handler reading its requests.
+   * A batch timed alone then shows the time up to its reads, not its cost.
+   */
+  function frozen(cost: Cost, windowed: boolean) {
+    const sim = { real: 1000, now: 1000 }
+    const io = async () => {
+      await Promise.resolve()
+      sim.now = sim.real
+    }
+    const queue = new BatchQueue<number, number>(
+      getValidOptions({ maxBatchSize: 64, adaptive: true }),
+      promiseRunner(async (items: number[]) => {
+        await io()
+        sim.real += cost(items.length)
+        return items
+      }, false),
+      () => sim.now,
+      windowed,
+    )
+    const call = promiseCalls(queue)
+    /** `clients` closed-loop callers for `ms` of real time; the limits seen over its last quarter. */
+    const settle = async (clients: number, ms: number) => {
+      const end = sim.real + ms
+      const seen: number[] = []
+      await Promise.all(
+        Array.from({ length: clients }, async (_, i) => {
+          while (sim.real < end) {
+            await io()
+            await call(1)
+            if (i === 0 && sim.real >= end - ms / 4) seen.push(queue.stats().batchSizeLimit)
+          }
+        }),
+      )
+      return seen
+    }
+    return { sim, queue, settle }
+  }
+
+  const curves: [string, Cost, number][] = [
+    ['a fixed overhead plus a per-item cost', (n) => 5 + n, 45],
+    ['a knee at 16', (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), 16],
+    ['a per-item cost with next to no overhead', (n) => 0.1 + 2 * n, 2],
+  ]
+  for (const [name, cost, expected] of curves) {
+    it(`${name}: learns from items served over windows of batches, and settles on ${expected}`, async () => {
+      expect(bestOnLadder(cost, 64)).toBe(expected)
+      const s = frozen(cost, true)
+      const { limit, share } = mostSeen(await s.settle(128, 30_000))
+      expect(limit).toBe(expected)
+      // A probe lasts two windows of four batches here, not two batches: it holds a larger share of the time.
+      expect(share).toBeGreaterThan(0.65)
+      expect(s.queue.adaptive!.measuring).toBe(true)
+    })
+  }
+
+  it('uses maxBatchSize when not even a window of batches moves the clock', async () => {
+    const sim = { now: 1000 }
+    const queue = new BatchQueue<number, number>(getValidOptions({ maxBatchSize: 64, adaptive: true }), promiseRunner(async (items: number[]) => items, false), () => sim.now, true)
+    const call = promiseCalls(queue)
+    await Promise.all(Array.from({ length: 2000 }, () => call(1)))
+    expect(queue.stats().batchSizeLimit).toBe(64)
+    expect(queue.adaptive!.measuring).toBe(false)
+  })
+})
