@@ -50,20 +50,13 @@
  * - It never goes below the largest item (units) it has seen: a batch must
  *   be able to hold any admitted call.
  * - Where the clock stands still while code runs (workerd moves it only on
- *   I/O), a batch's own time says nothing of its cost: a batch that reads
- *   its requests' bodies is timed up to the last read, whatever it computes
- *   after. There it measures what the clock does show: the units served
- *   over the clock time of four batches in a row at one limit
- *   (throughput-window.ts), taken as one batch of their mean size; the rest
- *   is the same. If even that shows no time three times in a row, nothing
- *   can be learned, and the limit is `maxBatchSize`, as without `adaptive`.
- *   Elsewhere a batch that took no time three times in a row means the
- *   same (once may be a coarse clock: browsers round performance.now()).
+ *   I/O), a batch takes no measurable time: after three such batches in a
+ *   row nothing can be learned, and the limit is `maxBatchSize`, as without
+ *   `adaptive`. (One such batch may be a coarse clock: browsers round
+ *   performance.now().)
  * - A batch whose callers all left while it ran is not learned from: it
  *   gave its slot back before the handler finished.
  */
-
-import { ThroughputWindow } from './throughput-window.js'
 
 /** One size of a measured cost curve: the mean milliseconds a batch of `size` units took. */
 export interface CostPoint {
@@ -73,9 +66,6 @@ export interface CostPoint {
 
 /** Milliseconds from some origin: `performance.now()` unless a test drives it. */
 export type Clock = () => number
-
-/** Whether this runtime's clock stands still while code runs: workerd's moves only on I/O. */
-export const clockStandsStill = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
 
 /** What the adaptive batch size reads from the queue's options, live (setters change them). */
 export interface AdaptiveSettings {
@@ -154,17 +144,12 @@ export class AdaptiveBatchSize {
   private blind = false
   /** Batches in a row across which the clock did not move. */
   private stillRuns = 0
-  /** Where batches cannot be timed alone: what measures several together. */
-  private readonly window: ThroughputWindow | undefined
 
   constructor(
     private readonly settings: AdaptiveSettings,
     readonly latencyTargetMs: number | undefined,
     readonly now: Clock = () => performance.now(),
-    /** Measure windows of batches rather than each batch (where the clock stands still while code runs). */
-    readonly windowed: boolean = clockStandsStill,
   ) {
-    this.window = windowed ? new ThroughputWindow() : undefined
     this.rebuild()
     this.limit = this.ladder[0]!.size
     this.reported = this.limit
@@ -202,19 +187,13 @@ export class AdaptiveBatchSize {
     if (this.settings.maxBatchSize !== this.ladderMax) this.rebuild()
     const now = this.now()
     this.measureLoad(units, calls, queuedCalls, now)
-    if (this.window !== undefined) {
-      const sample = this.window.add(units, now)
-      if (sample === undefined) return this.limit
-      units = sample.units
-      executionMs = sample.ms
-    }
     if (!(executionMs > 0)) {
       // The clock stood still. Once may be a coarse clock (browsers round
       // performance.now()); three times in a row, nothing can be learned here:
       // behave as without adaptive.
       if (++this.stillRuns < 3) return this.limit
       this.blind = true
-      return this.setLimit(this.settings.maxBatchSize)
+      return (this.limit = this.settings.maxBatchSize)
     }
     this.stillRuns = 0
     this.blind = false
@@ -249,13 +228,7 @@ export class AdaptiveBatchSize {
       if (this.probe === undefined && queuedCalls > 0) this.startProbe(now)
     }
     const size = this.probe !== undefined ? this.ladder[this.probe.index]!.size : this.ladder[this.chosen]!.size
-    return this.setLimit(Math.max(size, Math.min(this.floor, this.settings.maxBatchSize)))
-  }
-
-  /** The limit for the next batches; a window of batches measures one limit, so a new one starts a new window. */
-  private setLimit(limit: number): number {
-    if (limit !== this.limit) this.window?.restart()
-    return (this.limit = limit)
+    return (this.limit = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize)))
   }
 
   /** Whether size `index` serves clearly more than size `than` (by three tolerances): no noise makes that much. */
@@ -324,9 +297,9 @@ export class AdaptiveBatchSize {
     return point.samples >= MIN_SAMPLES && now - point.at <= STALE_MS
   }
 
-  /** Items per millisecond the queue serves at this size, all its concurrent batches together (a window's time already spans them). */
+  /** Items per millisecond the queue serves at this size, all its concurrent batches together. */
   private capacity(point: Measured): number {
-    return ((this.window === undefined ? this.settings.maxConcurrentBatches : 1) * point.units) / point.ms
+    return (this.settings.maxConcurrentBatches * point.units) / point.ms
   }
 
   /** A call's latency at this size: a wait for a running batch, its own batch, and the configured wait. */
@@ -442,7 +415,7 @@ export class AdaptiveBatchSize {
     return this.ladder.filter((point) => this.usable(point, now)).map((point) => ({ size: point.size, ms: (point.ms * point.size) / point.units }))
   }
 
-  /** Whether the last batch (or window of batches) could be timed. */
+  /** Whether the last batch could be timed (false where the clock stands still while code runs). */
   get measuring(): boolean {
     return !this.blind
   }

@@ -192,19 +192,15 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
    */
   batchSizeLimit: number
 
-  /**
-   * `clock`: what times batches for `adaptive` (tests drive it); performance.now() by default.
-   * `windowed`: whether that clock stands still while code runs (by default, on workerd).
-   */
+  /** `clock`: what times batches for `adaptive` (tests drive it); performance.now() by default. */
   constructor(
     readonly options: ResolvedBatchOptions<T>,
     private readonly runner: BatchRunner<T, R>,
     clock?: Clock,
-    windowed?: boolean,
   ) {
     this.buckets.set(undefined, this.unkeyed)
     const { adaptive } = options
-    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock, windowed)
+    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock)
     this.batchSizeLimit = this.adaptive === undefined ? options.maxBatchSize : this.adaptive.limit
     this.estimates = this.adaptive === undefined ? undefined : new Map()
     this.lastEstimate = this.adaptive
@@ -293,7 +289,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     let estimate = estimates.get(mapKey)
     if (estimate === undefined) {
       const adaptive = this.adaptive!
-      estimate = new AdaptiveBatchSize(this.options, adaptive.latencyTargetMs, adaptive.now, adaptive.windowed)
+      estimate = new AdaptiveBatchSize(this.options, adaptive.latencyTargetMs, adaptive.now)
       estimate.admitted(adaptive.floor)
       if (estimates.size >= MAX_ESTIMATES) estimates.delete(estimates.keys().next().value!)
       estimates.set(mapKey, estimate)
