@@ -357,7 +357,7 @@ const ratioNotes = {
       key,
       `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}), same server, rows round-robin; ` +
         (key.endsWith('workerd')
-          ? "workerd's clock moves only on I/O, so what adaptive times there is not a batch's run alone"
+          ? "workerd's clock moves only on I/O, so adaptive there allows maxBatchSize (32), as fixed 32"
           : 'the best of six noisy rows is also the luckiest'),
     ]),
   ),

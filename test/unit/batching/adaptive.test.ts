@@ -315,6 +315,25 @@ describe('adaptive batch size: where there is nothing to measure', () => {
     expect(s.queue.stats().batchSizeLimit).toBe(64)
   })
 
+  it('uses maxBatchSize from the start on workerd, where batches timed up to their I/O show some time', async () => {
+    const sim = { now: 1000 }
+    const queue = new BatchQueue<number, number>(
+      getValidOptions({ maxBatchSize: 64, adaptive: true }),
+      promiseRunner(async (items: number[]) => {
+        // Reading the requests' bodies moves the clock a little; what the batch computes after does not.
+        sim.now += 0.5
+        return items
+      }, false),
+      () => sim.now,
+      true,
+    )
+    expect(queue.stats().batchSizeLimit).toBe(64)
+    const call = promiseCalls(queue)
+    await Promise.all(Array.from({ length: 500 }, () => call(1)))
+    expect(queue.stats().batchSizeLimit).toBe(64)
+    expect(queue.adaptive!.measuring).toBe(false)
+  })
+
   it('starts at the bottom of the ladder, and reports maxBatchSize without adaptive', () => {
     const adaptive = new AdaptiveBatchSize({ maxBatchSize: 32, maxConcurrentBatches: 1, batchWaitTimeoutS: 0 }, undefined, () => 0)
     expect(adaptive.limit).toBe(1)
