@@ -20,6 +20,12 @@ export const ocrFixed: Record<number, Deployment> = Object.fromEntries(
   FIXED_SIZES.map((n) => [n, ocrDirection.withOptions(named(`OcrFixed${n}`)).bind({ maxBatchSize: n, adaptive: false })]),
 )
 
+/** The latency target of the classifier's open-loop row (docs/benchmarks.md): the shipped example's p99 at 60% load is well inside it. */
+export const OCR_LATENCY_TARGET_MS = 100
+
+/** The classifier with `adaptive: { latencyTargetMs }`, for the open-loop row. */
+export const ocrTarget: Deployment = ocrDirection.withOptions(named('OcrTarget')).bind({ adaptive: { latencyTargetMs: OCR_LATENCY_TARGET_MS } })
+
 /** The house-price MLP at a fixed `maxBatchSize` n, its other batching options as shipped. */
 export const mlpFixed: Record<number, Deployment> = Object.fromEntries(
   FIXED_SIZES.map((n) => [
@@ -28,8 +34,9 @@ export const mlpFixed: Record<number, Deployment> = Object.fromEntries(
   ]),
 )
 
-/** `POST /sizes/ocr/<n>` and `POST /sizes/mlp/<n>`. */
+/** `POST /sizes/ocr/<n>`, `POST /sizes/mlp/<n>` and `POST /sizes/ocr/target`. */
 export function batchSizeRoutes(app: Hono): Hono {
+  app.post('/sizes/ocr/target', ingress(ocrTarget))
   for (const n of FIXED_SIZES) {
     app.post(`/sizes/ocr/${n}`, ingress(ocrFixed[n]!))
     app.post(`/sizes/mlp/${n}`, ingress(mlpFixed[n]!))

@@ -61,8 +61,8 @@ export class TextDirectionClassifier {
    */
   readonly classify: BatchedFunction<ClsLine, ClsResult>
 
-  /** `.bind({ adaptive: false, maxBatchSize: n })` runs batches of up to n lines without measuring. */
-  constructor(options: { maxBatchSize?: number; adaptive?: boolean } = {}) {
+  /** `.bind({ adaptive: false, maxBatchSize: n })` runs batches of up to n lines without measuring; `adaptive: { latencyTargetMs }` adds a target. */
+  constructor(options: { maxBatchSize?: number; adaptive?: boolean | { latencyTargetMs: number } } = {}) {
     this.classify = batch((items: ClsLine[]) => this.#classify(items), { maxBatchSize: options.maxBatchSize ?? 32, adaptive: options.adaptive ?? true })
   }
 

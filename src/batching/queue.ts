@@ -197,10 +197,12 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     readonly options: ResolvedBatchOptions<T>,
     private readonly runner: BatchRunner<T, R>,
     clock?: Clock,
+    /** Whether that clock stands still while code runs (by default, on workerd): then `adaptive` allows maxBatchSize. */
+    frozenClock?: boolean,
   ) {
     this.buckets.set(undefined, this.unkeyed)
     const { adaptive } = options
-    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock)
+    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock, frozenClock)
     this.batchSizeLimit = this.adaptive === undefined ? options.maxBatchSize : this.adaptive.limit
     this.estimates = this.adaptive === undefined ? undefined : new Map()
     this.lastEstimate = this.adaptive
@@ -289,7 +291,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     let estimate = estimates.get(mapKey)
     if (estimate === undefined) {
       const adaptive = this.adaptive!
-      estimate = new AdaptiveBatchSize(this.options, adaptive.latencyTargetMs, adaptive.now)
+      estimate = new AdaptiveBatchSize(this.options, adaptive.latencyTargetMs, adaptive.now, adaptive.frozenClock)
       estimate.admitted(adaptive.floor)
       if (estimates.size >= MAX_ESTIMATES) estimates.delete(estimates.keys().next().value!)
       estimates.set(mapKey, estimate)
