@@ -21,6 +21,8 @@ const mlpBody = JSON.stringify({ features: [8.3, 41, 6.9, 1.0, 322, 2.5, 37.88, 
 
 export const ENDPOINTS = {
   hello: { name: 'hono-hello', path: '/hello' },
+  /** Workers only: workerd's hop into a Durable Object with no edgeserve on either side (apps/raw-hop.ts). */
+  rawHop: { name: 'raw-hop', path: '/raw-hop' },
   noop: { name: 'noop-deployment', path: '/noop', deployment: 'NoOp' },
   noopBatched: { name: 'noop-batched-deployment', path: '/noop-batched', deployment: 'BatchedNoOp' },
   ocrUnbatched: { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },

@@ -26,6 +26,7 @@ function chart(results: any): string {
   const at = (rows: any[], e: string) => rows.find((r: any) => r.endpoint === e && r.connections === 64)?.requestsPerS ?? 0
   const series = [
     { name: 'Node', color: '#2b6cb0', rows: results.node },
+    { name: 'workerd direct', color: '#38a169', rows: results.workerdDirect ?? [] },
     { name: 'workerd (wrangler dev)', color: '#dd6b20', rows: results.workerd },
   ]
   const W = 760
@@ -36,7 +37,7 @@ function chart(results: any): string {
   const max = Math.max(1, ...endpoints.flatMap((e) => series.map((s) => at(s.rows, e))))
   const scale = (v: number) => ((bottom - top) * Math.log10(1 + v)) / Math.log10(1 + max)
   const groupW = (W - left - 20) / endpoints.length
-  const barW = groupW / 3
+  const barW = groupW / (series.length + 1)
   const parts: string[] = []
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="11">`)
   parts.push(`<rect width="${W}" height="${H}" fill="#fff"/>`)
@@ -334,7 +335,13 @@ export function renderReport(results: any, template: string): { markdown: string
     `| \`engine_vs_dataloader\` | ${times(r.engine_vs_dataloader)} | ≥ 0.8× | ${verdict(r.engine_vs_dataloader >= 0.8)} | ${n.engine_vs_dataloader} |`,
     `| \`c1_added_p50_ms\` | ${f(r.c1_added_p50_ms, 3)} ms | ≤ 0.3 ms | ${verdict(r.c1_added_p50_ms <= 0.3)} | ${n.c1_added_p50_ms} |`,
     `| \`workerd_vs_node_c64\` | ${times(r.workerd_vs_node_c64)} | – | – | ${n.workerd_vs_node_c64} |`,
-    // Older results have no adaptive rows.
+    // Older results have neither the workerd_* rows nor the adaptive ones; through wrangler dev, the notes keep them.
+    ...Object.keys(r)
+      .filter((key) => key.startsWith('workerd_') && key !== 'workerd_vs_node_c64' && !key.endsWith('_wrangler_dev'))
+      .map((key) => {
+        const ceiling = key.includes('_served_vs_ceiling_')
+        return `| \`${key}\` | ${times(r[key])} | ${ceiling ? '≥ 0.8×' : '–'} | ${ceiling ? verdict(r[key] === null ? null : r[key] >= 0.8) : '–'} | ${n[key]} |`
+      }),
     ...Object.keys(r)
       .filter((key) => key.startsWith('adaptive_vs_best_fixed_'))
       .map((key) => `| \`${key}\` | ${times(r[key])} | ≥ 0.95× | ${verdict(r[key] === null ? null : r[key] >= 0.95)} | ${n[key]} |`),
@@ -356,7 +363,16 @@ export function renderReport(results: any, template: string): { markdown: string
     THREADS: threadLines.join('\n'),
     PROBE: probeTable(results),
     GENERATION: generationLines.join('\n'),
-    WORKERD: loadTable(results.workerd) + (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
+    // One table, direct rows first: each endpoint says which way it was measured.
+    WORKERD:
+      loadTable([
+        ...(results.workerdDirect ?? []).map((r: any) => ({ ...r, endpoint: `${r.endpoint} (direct)` })),
+        ...results.workerd.map((r: any) => ({ ...r, endpoint: `${r.endpoint} (wrangler dev)` })),
+      ]) +
+      (results.workerdDirectError ? `\n\nworkerd direct failed: \`${results.workerdDirectError.split('\n')[0]}\`` : '') +
+      (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
+    WORKERD_HOP: hopTable(results.workerdHop ?? []),
+    ISOLATE_LIMITS: isolateLimitTable(results.isolateLimits ?? []),
     RATIOS: ratioLines.join('\n'),
     OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
     PREPARE: prepareLines.join('\n'),
@@ -366,4 +382,29 @@ export function renderReport(results: any, template: string): { markdown: string
   }
   const markdown = template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => fill[key] ?? `{{${key}}}`)
   return { markdown, svg: chart(results) }
+}
+
+/** What one request costs at c=64 on each route (1e6 / req/s), and the hop's parts: workerd's own, ours, the batch queue's. */
+function hopTable(hops: any[]): string {
+  if (hops.length === 0) return '_not measured_'
+  const us = (x: number | null) => (x === null ? '–' : `${f(x)} µs`)
+  const lines = ['| workerd | bare route | raw hop | no-op deployment | no-op batched | workerd\'s hop | ours | batch queue |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
+  for (const h of hops) {
+    lines.push(`| ${h.way} | ${us(h.helloUs)} | ${us(h.rawHopUs)} | ${us(h.noopUs)} | ${us(h.noopBatchedUs)} | ${us(h.workerdHopUs)} | ${us(h.oursUs)} | ${us(h.batchUs)} |`)
+  }
+  return lines.join('\n')
+}
+
+/** items/s per batch size of each model in one isolate, one row per model and mode. */
+function isolateLimitTable(limits: any[]): string {
+  if (limits.length === 0) return '_not measured_'
+  const batches = [...new Set(limits.map((l: any) => l.batch as number))].sort((a, b) => a - b)
+  const lines = [`| model | work | ${batches.map((b) => `batch ${b}`).join(' | ')} |`, `| --- | --- | ${batches.map(() => '---:').join(' | ')} |`]
+  const names: Record<string, string> = { 'ocr pipeline': 'decode + preprocess + run', 'ocr run': 'run', 'mlp run': 'stack + run' }
+  for (const key of [...new Set(limits.map((l: any) => `${l.model} ${l.mode}`))]) {
+    const [model, mode] = key.split(' ')
+    const cells = batches.map((b) => f(limits.find((l: any) => l.model === model && l.mode === mode && l.batch === b)?.itemsPerS))
+    lines.push(`| ${model === 'ocr' ? 'OCR direction' : 'house-price MLP'} | ${names[key] ?? mode} | ${cells.join(' | ')} |`)
+  }
+  return lines.join('\n')
 }

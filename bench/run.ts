@@ -18,6 +18,8 @@ import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
 import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.js'
 import { renderReport } from './report.js'
+import { measureIsolateLimits, type IsolateLimitRow } from './isolate-limit.js'
+import { workerdRatios } from './workerd-ratios.js'
 
 const started = Date.now()
 // Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
@@ -238,7 +240,51 @@ for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
   pair.forEach((row, i) => threadRows.push({ ...row, replicas: i + 1, ortThreads }))
 }
 
-// 4. workerd through wrangler dev
+// 4. workerd, where it runs: against workerd directly (bench/workerd-direct.ts: Miniflare runs the
+// built Worker, workerd's own socket takes the load) and through wrangler dev (its proxy in front).
+// Without wrangler's local observability, which writes a trace of every request to disk; V8's old
+// generation starting at 8 MB, so workerd collects as often as 1.20260426 did (test/support/wrangler-dev.ts).
+// Miniflare reads the same variable, so both ways run workerd with the same V8 flag.
+const WORKERD_ENV = { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS: '--initial-old-space-size=8' }
+/**
+ * The workerd rows at c=64, each group round-robin: the hop (bare route, workerd's own hop into an
+ * object with nothing of ours, a no-op deployment, a no-op batched one), then each model batched and unbatched.
+ */
+const WORKERD_GROUPS = [
+  [E.hello, E.rawHop, E.noop, E.noopBatched],
+  [E.ocrBatched, E.ocrUnbatched],
+  [E.mlpBatched, E.mlpUnbatched],
+]
+const workerdServed = async (target: string, server: Server, repeats: number): Promise<Row[]> => {
+  const out: Row[] = []
+  for (const group of WORKERD_GROUPS) out.push(...(await rows(target, server, group, 64, repeats)))
+  return out
+}
+/** Each model's limit in one isolate (bench/isolate-limit.ts): OCR with and without its decode + preprocess, the MLP's run with its stack(). */
+const LIMIT_BATCHES = quick ? [1, 8, 32] : [1, 4, 8, 16, 32]
+const ISOLATE_CASES = [
+  { model: 'ocr' as const, mode: 'pipeline' as const, batches: LIMIT_BATCHES },
+  { model: 'ocr' as const, mode: 'run' as const, batches: LIMIT_BATCHES },
+  { model: 'mlp' as const, mode: 'run' as const, batches: LIMIT_BATCHES },
+]
+log('workerd direct (Miniflare, no wrangler dev)')
+let workerdDirectRows: Row[] = []
+let isolateLimits: IsolateLimitRow[] = []
+let workerdDirectError: string | undefined
+try {
+  ;[workerdDirectRows, isolateLimits] = await withServer([process.execPath, TSX, 'bench/workerd-direct.ts'], /READY (http:\/\/\S+)/, WORKERD_ENV, async (server) => {
+    // Quick mode: one round of each; the full run the ratios' three.
+    const served = await workerdServed('workerd-direct', server, quick ? 1 : RATIO_REPEATS)
+    // After the served rows, with no load on the server.
+    const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
+    for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
+    return [served, limits] as const
+  })
+} catch (error) {
+  workerdDirectError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+  log(`workerd direct failed: ${workerdDirectError}`)
+}
+
 log('wrangler dev')
 let workerdRows: Row[] = []
 let workerdError: string | undefined
@@ -246,16 +292,12 @@ try {
   workerdRows = await withServer(
     [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
     /Ready on (http:\/\/[\d.]+:\d+)/,
-    // Without wrangler's local observability, which writes a trace of every request to disk; V8's
-    // old generation starting at 8 MB, so workerd collects as often as 1.20260426 did (test/support/wrangler-dev.ts).
-    { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS: '--initial-old-space-size=8' },
-    // Quick mode: only the row workerd_vs_node_c64 needs.
+    WORKERD_ENV,
+    // Quick mode: only the row workerd_vs_node_c64 needs; the workerd_* ratios take the direct rows.
     async (server) => {
       await measurePrepare('workerd', () => prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
       await measureBatchSizes('workerd', server, 'ocr')
-      return quick
-        ? await rows('workerd', server, [E.ocrBatched], 64)
-        : [...(await rows('workerd', server, [E.hello, E.noop, E.noopBatched], 64)), ...(await rows('workerd', server, [E.ocrBatched, E.ocrUnbatched], 64))]
+      return quick ? await rows('workerd', server, [E.ocrBatched], 64) : await workerdServed('workerd', server, RATIO_REPEATS)
     },
   )
 } catch (error) {
@@ -315,6 +357,7 @@ const jsonWebTime = serverTime(E.jsonWeb)
 const jsonHelpersTime = serverTime(E.jsonHelpers)
 const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
+const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits)
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
 const threadRps = (replicas: number) => threadRows.find((r) => r.replicas === replicas && r.ortThreads === '1')!.requestsPerS
 
@@ -331,6 +374,7 @@ const ratios = {
   workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / rps(E.ocrBatched) : null,
   ...adaptiveRatios(),
   ...openLoopRatios(),
+  ...workerd.ratios,
 }
 const ratioNotes = {
   deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, median of 3 interleaved rounds',
@@ -361,6 +405,7 @@ const ratioNotes = {
           : 'the best of six noisy rows is also the luckiest'),
     ]),
   ),
+  ...workerd.notes,
 }
 
 /**
@@ -428,6 +473,10 @@ const results = {
   nodeThreads: threadRows,
   workerd: workerdRows,
   workerdError,
+  workerdDirect: workerdDirectRows,
+  workerdDirectError,
+  isolateLimits,
+  workerdHop: workerd.hop,
   prepare,
   prepareErrors,
   ocrPipeline,

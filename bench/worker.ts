@@ -5,8 +5,14 @@ import { batchedNoOp, noOp } from './apps/overhead.js'
 import { jsonHelpers, jsonWeb } from './apps/json-body.js'
 import { housePrice } from '../examples/house-price/predictor.js'
 import { ocrFixed } from './apps/batch-sizes.js'
+import { isolateLimit } from './apps/isolate-limit.js'
+import { RawNoOp, rawHopRoute } from './apps/raw-hop.js'
 
+rawHopRoute(app)
 export default serveWorker(app)
+
+export { RawNoOp }
+export const IsolateLimit = durableObject(isolateLimit)
 
 export const TextDirectionClassifier = durableObject(ocrBatched)
 export const OcrUnbatched = durableObject(ocrUnbatched)

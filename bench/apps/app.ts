@@ -17,6 +17,7 @@ import { INPUT_NAME, NUM_FEATURES, OUTPUT_NAME, parseFeatures } from '../../exam
 import { batchedNoOp, noOp } from './overhead.js'
 import { jsonHelpers, jsonWeb } from './json-body.js'
 import { batchSizeRoutes } from './batch-sizes.js'
+import { isolateLimit } from './isolate-limit.js'
 
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
 const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
@@ -102,4 +103,6 @@ app
   // The same JSON read and answer through readJson() and through request.json() + Response.json().
   .post('/json-helpers', ingress(jsonHelpers))
   .post('/json-web', ingress(jsonWeb))
+  // Each model's limit in one isolate, timed by the client (./isolate-limit.ts).
+  .post('/isolate-limit', ingress(isolateLimit))
 export default app

@@ -6,6 +6,9 @@ import { ImageDecodeError, decodeImage } from './image.js'
 import { clsPostprocessBatch, type ClsResult } from './postprocess.js'
 import { clsNormalizeBatch, clsResize, isClsLine, notALine, type ClsLine } from './preprocess.js'
 
+/** The model's bytes on this runtime, for apps that run the model another way (the bench's isolate limit). */
+export { modelBytes }
+
 /** Text-line crops are small; 5 MB is generous and bounds what one request can cost. */
 export const BODY_LIMIT = 5 * 1024 * 1024
 const IMAGE_TYPES = /^(image\/(png|jpeg|jpg)|application\/octet-stream)\s*(;|$)/i

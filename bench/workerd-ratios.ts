@@ -1,0 +1,70 @@
+/**
+ * The workerd ratios of issue 41 and the hop's breakdown, from the rows
+ * measured against workerd directly and through wrangler dev, and each
+ * model's limit in one isolate. A row or limit not measured gives null.
+ */
+import { ENDPOINTS as E, type Endpoint } from './endpoints.js'
+import type { IsolateLimitRow } from './isolate-limit.js'
+import type { LoadRow } from './http.js'
+
+type Row = LoadRow & { endpoint: string }
+
+/** Microseconds of one request at c=64 on each route, and the differences that make the hop (null where not measured). */
+export interface HopBreakdown {
+  way: 'direct' | 'wrangler dev'
+  /** 1e6 / req/s: what one request costs the server when its thread is saturated. */
+  helloUs: number | null
+  rawHopUs: number | null
+  noopUs: number | null
+  noopBatchedUs: number | null
+  /** workerd's own stub.fetch into an object that answers at once. */
+  workerdHopUs: number | null
+  /** edgeserve's part of a no-op deployment route: ingress, router, replica, and the object's side. */
+  oursUs: number | null
+  /** The batch queue on top of that. */
+  batchUs: number | null
+}
+
+const us = (rows: Row[], endpoint: Endpoint): number | null => {
+  const row = rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)
+  return row && row.requestsPerS > 0 ? 1e6 / row.requestsPerS : null
+}
+const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b)
+const over = (a: number | null, b: number | null) => (a === null || b === null || a === 0 ? null : b / a)
+
+function hop(way: HopBreakdown['way'], rows: Row[]): HopBreakdown {
+  const helloUs = us(rows, E.hello)
+  const rawHopUs = us(rows, E.rawHop)
+  const noopUs = us(rows, E.noop)
+  const noopBatchedUs = us(rows, E.noopBatched)
+  return { way, helloUs, rawHopUs, noopUs, noopBatchedUs, workerdHopUs: diff(rawHopUs, helloUs), oursUs: diff(noopUs, rawHopUs), batchUs: diff(noopBatchedUs, noopUs) }
+}
+
+const MODELS = [
+  { key: 'ocr', batched: E.ocrBatched, unbatched: E.ocrUnbatched, limitMode: 'pipeline', what: 'OCR direction classifier (decode + preprocess + run)' },
+  { key: 'mlp', batched: E.mlpBatched, unbatched: E.mlpUnbatched, limitMode: 'run', what: 'house-price MLP' },
+] as const
+
+export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: IsolateLimitRow[]) {
+  const ratios: Record<string, number | null> = {}
+  const notes: Record<string, string> = {}
+  for (const [suffix, rows, way] of [['', direct, 'against workerd directly (Miniflare, no wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
+    if (rows.length === 0 || !rows.some((r) => r.endpoint === E.noop.name)) continue
+    const rps = (endpoint: Endpoint) => rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)?.requestsPerS ?? null
+    const hello = rps(E.hello)
+    ratios[`workerd_deployment_route_vs_hono_c64${suffix}`] = over(hello, rps(E.noop))
+    notes[`workerd_deployment_route_vs_hono_c64${suffix}`] = `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64`
+    for (const m of MODELS) {
+      ratios[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = over(rps(m.unbatched), rps(m.batched))
+      notes[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = `${m.what} as shipped over its unbatched twin, ${way}, c=64`
+      const own = limits.filter((l) => l.model === m.key && l.mode === m.limitMode)
+      const limit = own.length === 0 ? null : Math.max(...own.map((l) => l.itemsPerS))
+      const ceiling = limit === null || hello === null ? null : Math.min(limit, hello)
+      ratios[`workerd_${m.key}_served_vs_ceiling_c64${suffix}`] = over(ceiling, rps(m.batched))
+      notes[`workerd_${m.key}_served_vs_ceiling_c64${suffix}`] =
+        `batched req/s ${way} over the lesser of the model's best ${m.limitMode === 'pipeline' ? 'decode + preprocess + run' : 'run'} items/s in one isolate ` +
+        `(${limit === null ? '–' : limit.toFixed(0)}, batches of ${own.map((l) => l.batch).join(', ')}) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)})`
+    }
+  }
+  return { ratios, notes, hop: [hop('direct', direct), hop('wrangler dev', wranglerDev)].filter((h) => h.helloUs !== null) }
+}
