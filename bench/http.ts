@@ -30,6 +30,8 @@ export interface LoadRow {
   serverCores: number | null
   /** Repeats this row is the median of (by req/s). */
   repeats: number
+  /** Each repeat's req/s, in the order of the rounds: rows measured round-robin can be compared round by round. */
+  roundsRequestsPerS: number[]
   /** With `probe`: latency of the probe's GETs during the row (null without one). */
   probeP50Ms: number | null
   probeP99Ms: number | null
@@ -151,11 +153,12 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const after = await batchTotals(spec.base, spec.deployment)
   const batches = before && after ? after.batches - before.batches : 0
   const executionS = before && after ? after.executionS - before.executionS : 0
+  const requestsPerS = result.requests.total / (result.duration || spec.durationS)
   return {
     target: spec.target,
     path: spec.path,
     connections: spec.connections,
-    requestsPerS: result.requests.total / (result.duration || spec.durationS),
+    requestsPerS,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     errors: result.errors + result.timeouts,
@@ -165,6 +168,7 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
     loadGeneratorCores,
     serverCores: server0 === null || server1 === null ? null : (server1 - server0) / wallS,
     repeats: 1,
+    roundsRequestsPerS: [requestsPerS],
     probeP50Ms: probeLatencies ? percentile(probeLatencies, 50) : null,
     probeP99Ms: probeLatencies ? percentile(probeLatencies, 99) : null,
     probes: probeLatencies ? probeLatencies.length : null,
@@ -180,7 +184,7 @@ export async function warmUp(spec: LoadSpec): Promise<void> {
 export function medianRun(runs: LoadRow[]): LoadRow {
   const middle = median(runs.map((r) => r.requestsPerS))
   const chosen = runs.reduce((a, b) => (Math.abs(b.requestsPerS - middle) < Math.abs(a.requestsPerS - middle) ? b : a))
-  return { ...chosen, repeats: runs.length }
+  return { ...chosen, repeats: runs.length, roundsRequestsPerS: runs.map((r) => r.requestsPerS) }
 }
 
 /**
