@@ -34,6 +34,30 @@ export interface WatchedRequest {
   settle(answer: Response): Promise<void>
 }
 
+/** Bodies of at most this many bytes, by their Content-Length, are read whole before the app sees them. */
+export const WHOLE_BODY_BYTES = 64 * 1024
+
+/**
+ * The request with its body read whole, if it declares a small one: then no
+ * answer can leave it unread, and a body held in memory goes on to a
+ * Durable Object as it is, where a streamed one is pumped into the object
+ * a chunk at a time. Undefined for any other request (no body, a larger or
+ * undeclared length): those get watchBody(). A client that goes away
+ * mid-body gets what the app would answer a body it cannot read: a 400.
+ */
+export async function readSmallBody(request: Request): Promise<Request | undefined> {
+  if (request.body === null) return undefined
+  const declared = request.headers.get('content-length')
+  if (declared === null || !(Number(declared) <= WHOLE_BODY_BYTES)) return undefined
+  let body: ArrayBuffer
+  try {
+    body = await request.arrayBuffer()
+  } catch {
+    body = new ArrayBuffer(0)
+  }
+  return new Request(request, { body })
+}
+
 /**
  * workerd's own byte pipe. Not a JavaScript `ReadableStream`: workerd pumps
  * a JavaScript stream into a Durable Object the request is forwarded to, and

@@ -1,11 +1,11 @@
 /**
- * serveWorker()'s body pipe outside workerd (its module also loads in Node):
+ * serveWorker()'s body handling outside workerd: small bodies read whole, the rest through its pipe (its module also loads in Node):
  * the app reads the body through it, and an early answer's settle() reads
  * the rest. In workerd the same is tested through wrangler dev
  * (test/e2e/wrangler-dev.test.ts, test/reliability/7-keep-alive.test.ts).
  */
 import { describe, expect, it } from 'vitest'
-import { watchBody } from '../../../src/runtime/workers/unread-body.js'
+import { WHOLE_BODY_BYTES, readSmallBody, watchBody } from '../../../src/runtime/workers/unread-body.js'
 
 const post = (body: string) => new Request('http://127.0.0.1/', { method: 'POST', body })
 
@@ -27,5 +27,28 @@ describe('watchBody() outside workerd', () => {
   it('leaves a request without a body as it is', async () => {
     const request = new Request('http://127.0.0.1/')
     expect(watchBody(request).request).toBe(request)
+  })
+})
+
+describe('readSmallBody()', () => {
+  const declared = (body: string, headers: Record<string, string> = {}) =>
+    new Request('http://127.0.0.1/predict?x=1', { method: 'POST', body, headers: { 'content-length': String(body.length), 'content-type': 'application/json', ...headers } })
+
+  it('reads a body of declared length up to WHOLE_BODY_BYTES whole, and keeps the method, URL and headers', async () => {
+    const whole = await readSmallBody(declared('{"features":[1,2]}'))
+    expect(whole).toBeInstanceOf(Request)
+    expect(whole!.method).toBe('POST')
+    expect(whole!.url).toBe('http://127.0.0.1/predict?x=1')
+    expect(whole!.headers.get('content-type')).toBe('application/json')
+    expect(await whole!.json()).toEqual({ features: [1, 2] })
+    const atLimit = await readSmallBody(declared('x'.repeat(WHOLE_BODY_BYTES)))
+    expect((await atLimit!.arrayBuffer()).byteLength).toBe(WHOLE_BODY_BYTES)
+  })
+
+  it('leaves a larger body, one of undeclared length and a request without one to watchBody()', async () => {
+    expect(await readSmallBody(declared('x'.repeat(WHOLE_BODY_BYTES + 1)))).toBeUndefined()
+    expect(await readSmallBody(post('hello'))).toBeUndefined()
+    expect(await readSmallBody(new Request('http://127.0.0.1/'))).toBeUndefined()
+    expect(await readSmallBody(declared('x', { 'content-length': 'lots' }))).toBeUndefined()
   })
 })
