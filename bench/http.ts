@@ -190,12 +190,18 @@ export function medianRun(runs: LoadRow[]): LoadRow {
 /**
  * Rows measured round-robin, `repeats` rounds, each the median run: rows that
  * are compared in a ratio see the same drift (other load, GC, thermal) alike.
+ * Each round starts one row further on, so that no row always runs right
+ * after the same other one (in what that one left behind: its garbage, a
+ * collection under way, a model's caches).
  */
 export async function interleavedRows(specs: LoadSpec[], repeats: number, afterRound?: () => Promise<unknown>): Promise<LoadRow[]> {
   for (const spec of specs) await warmUp(spec)
   const runs = specs.map((): LoadRow[] => [])
   for (let round = 0; round < repeats; round++) {
-    for (const [i, spec] of specs.entries()) runs[i]!.push(await measure(spec))
+    for (let k = 0; k < specs.length; k++) {
+      const i = (round + k) % specs.length
+      runs[i]!.push(await measure(specs[i]!))
+    }
     await afterRound?.()
   }
   return runs.map(medianRun)
