@@ -136,7 +136,7 @@ const generation = await runJsonChild<{ mode: string; tokensPerS: number; ttftP5
 
 // 3. Node over loopback HTTP: the examples as shipped beside their baselines
 log('node server')
-/** Connection counts with rows: quick mode measures only the rows the ratios need (c=64, and c=1 for the added p50), so that it ends within 4 minutes. */
+/** Connection counts with rows: quick mode measures only the rows the ratios need (c=64, and c=1 for the added p50), so that it ends within about ten minutes. */
 const CONCURRENCY = quick ? [1, 64] : [1, 16, 64]
 // The OCR limit's best cell, measured again after each round of the served OCR rows (see limitBeside()).
 // Started here, so that it loads and warms up while the server does.
