@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest'
 import { unstable_startWorker } from 'wrangler'
 
 export interface TestWorker {
@@ -19,4 +20,24 @@ export async function startWorker(config: URL): Promise<TestWorker> {
   })
   await worker.ready
   return { url: (await worker.url).href.replace(/\/$/, ''), dispose: () => worker.dispose() }
+}
+
+/**
+ * The Worker of `config`, started before a test file's tests and disposed
+ * after them; `url` is its origin once started.
+ */
+export function workerForTests(config: URL): { readonly url: string } {
+  let worker: TestWorker | undefined
+  beforeAll(async () => {
+    worker = await startWorker(config)
+  })
+  afterAll(async () => {
+    await worker?.dispose()
+  })
+  return {
+    get url() {
+      if (worker === undefined) throw new Error('the test Worker has not started')
+      return worker.url
+    },
+  }
 }

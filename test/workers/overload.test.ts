@@ -5,24 +5,15 @@
  * workerd never refuses a request for load, so replica 0 throws the
  * platform's error, marked `overloaded` as the platform marks it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWorker, type TestWorker } from '../support/workerd.js'
+import { describe, expect, it } from 'vitest'
+import { workerForTests } from '../support/workerd.js'
 
 /** What overload-app.ts throws: Cloudflare's text (that module runs only inside workerd). */
 const OVERLOAD_MESSAGE = 'Durable Object is overloaded. Too many requests queued.'
 
-let worker: TestWorker | undefined
-let base = ''
+const worker = workerForTests(new URL('./wrangler.toml', import.meta.url))
 
-beforeAll(async () => {
-  worker = await startWorker(new URL('./wrangler.toml', import.meta.url))
-  base = worker.url
-})
-afterAll(async () => {
-  await worker?.dispose()
-})
-
-const get = (path: string, init?: RequestInit) => fetch(base + path, init)
+const get = (path: string, init?: RequestInit) => fetch(worker.url + path, init)
 const post = (path: string, body: string) => get(path, { method: 'POST', body, headers: { 'content-type': 'text/plain' } })
 const refused = async () => (await (await get('/overloaded/pair/refused')).json()) as number
 

@@ -1,23 +1,13 @@
 /** Streaming in workerd: SSE through Worker and Durable Object, and handle streams over RPC. */
-import { afterAll, beforeAll } from 'vitest'
-import { startWorker, type TestWorker } from '../support/workerd.js'
+import { workerForTests } from '../support/workerd.js'
 import { describeStreaming } from '../support/streaming-suite.js'
 
-let worker: TestWorker | undefined
-let base = ''
-
-beforeAll(async () => {
-  worker = await startWorker(new URL('./wrangler.toml', import.meta.url))
-  base = worker.url
-})
-afterAll(async () => {
-  await worker?.dispose()
-})
+const worker = workerForTests(new URL('./wrangler.toml', import.meta.url))
 
 describeStreaming('workerd', {
-  baseUrl: () => base,
+  baseUrl: () => worker.url,
   async viaHandle(text, maxTokens, take) {
     const query = new URLSearchParams({ text, maxTokens: String(maxTokens), ...(take ? { take: String(take) } : {}) })
-    return (await (await fetch(`${base}/generate/handle?${query}`)).json()) as string[]
+    return (await (await fetch(`${worker.url}/generate/handle?${query}`)).json()) as string[]
   },
 })

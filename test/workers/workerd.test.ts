@@ -2,26 +2,16 @@
  * The Cloudflare runtime in real workerd (wrangler's unstable_startWorker):
  * Worker isolate -> router -> Durable Object -> batch queue.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWorker, type TestWorker } from '../support/workerd.js'
+import { describe, expect, it } from 'vitest'
+import { workerForTests } from '../support/workerd.js'
 import { closedLoop, deploymentMetric, replicasNow } from '../support/autoscaling.js'
 import { waitFor } from '../support/wait-for.js'
 import { describeMultiplexing } from '../support/multiplexing-suite.js'
 import { MAX_BATCHES_PER_TURN } from '../../src/batching/loop-turn.js'
 
-let worker: TestWorker | undefined
-let base: string
+const worker = workerForTests(new URL('./wrangler.toml', import.meta.url))
 
-beforeAll(async () => {
-  worker = await startWorker(new URL('./wrangler.toml', import.meta.url))
-  base = worker.url
-})
-
-afterAll(async () => {
-  await worker?.dispose()
-})
-
-const get = (path: string, init?: RequestInit) => fetch(base + path, init)
+const get = (path: string, init?: RequestInit) => fetch(worker.url + path, init)
 
 describe('Workers: replicas as Durable Objects', () => {
   it('runs the seed scenario through Worker and Durable Object: 1..9, batches of at most 4', async () => {
@@ -112,22 +102,22 @@ describe('Workers: replicas as Durable Objects', () => {
 // answering what they hold first.
 
 type Echoed = { id: number; replica: number }
-const arrivedAt = async (replica: number) => (await (await fetch(`${base}/scaled/arrived?replica=${replica}`)).json()) as number[]
+const arrivedAt = async (replica: number) => (await (await fetch(`${worker.url}/scaled/arrived?replica=${replica}`)).json()) as number[]
 const settled = async () =>
-  (await deploymentMetric(base, 'edgeserve_replica_starts_total', 'ScaledEcho'))! - (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho'))! ===
-  (await replicasNow(base, 'ScaledEcho'))
+  (await deploymentMetric(worker.url, 'edgeserve_replica_starts_total', 'ScaledEcho'))! - (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho'))! ===
+  (await replicasNow(worker.url, 'ScaledEcho'))
 
 describe('Workers: autoscaled Durable Objects', () => {
   it('scales from zero, up to maxReplicas under load, and back to zero, every request answered once', async () => {
-    expect(await replicasNow(base, 'ScaledEcho')).toBe(0)
-    const first = await fetch(`${base}/scaled?id=-1`)
+    expect(await replicasNow(worker.url, 'ScaledEcho')).toBe(0)
+    const first = await fetch(`${worker.url}/scaled?id=-1`)
     expect(first.status).toBe(200)
     expect(await first.json()).toEqual({ id: -1, replica: 0 })
 
     let done = false
-    const load = closedLoop((id) => `${base}/scaled?id=${id}`, 12, () => done)
+    const load = closedLoop((id) => `${worker.url}/scaled?id=${id}`, 12, () => done)
     try {
-      await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 3, 'three replicas under load', 15_000)
+      await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 3, 'three replicas under load', 15_000)
     } finally {
       done = true
     }
@@ -141,16 +131,16 @@ describe('Workers: autoscaled Durable Objects', () => {
     const received = (await Promise.all([0, 1, 2].map(arrivedAt))).flat().filter((id) => id >= 0)
     expect(received.sort((a, b) => a - b)).toEqual(all)
 
-    await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 0, 'back to zero when idle', 15_000)
+    await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 0, 'back to zero when idle', 15_000)
     await waitFor(settled, 'every retired replica to stop', 15_000)
-    expect(await deploymentMetric(base, 'edgeserve_replicas', 'ScaledEcho')).toBe(0)
-    expect(await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho')).toBeGreaterThanOrEqual(3)
+    expect(await deploymentMetric(worker.url, 'edgeserve_replicas', 'ScaledEcho')).toBe(0)
+    expect(await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho')).toBeGreaterThanOrEqual(3)
   })
 
   it('a retired replica answers what it holds, and stops only then', async () => {
     const pending: Promise<Echoed>[] = []
     const send = async (id: number) => {
-      pending.push(fetch(`${base}/scaled?hold&id=${id}`).then((r) => r.json() as Promise<Echoed>))
+      pending.push(fetch(`${worker.url}/scaled?hold&id=${id}`).then((r) => r.json() as Promise<Echoed>))
       const where = async () => {
         for (const replica of [0, 1, 2]) if ((await arrivedAt(replica)).includes(id)) return replica
         return -1
@@ -160,42 +150,42 @@ describe('Workers: autoscaled Durable Objects', () => {
     }
     // Six held requests from zero: one replica at first, then three are wanted (6 ongoing over a target of 2).
     for (const id of [100, 101, 102, 103, 104, 105]) await send(id)
-    await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 3, 'three replicas for the held requests', 15_000)
+    await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 3, 'three replicas for the held requests', 15_000)
     // Replica 2 may have come up while those were sent, and hold some of them: answer those, so that it holds
     // exactly one below. Two held there, plus the trickle, would be load enough for two replicas, not one.
-    await fetch(`${base}/scaled/release?replica=2`)
+    await fetch(`${worker.url}/scaled/release?replica=2`)
     // More held requests until one is on replica 2 (the count may dip meanwhile; they bring it back to three).
     let id = 106
     while ((await send(id++)) !== 2) if (id > 130) throw new Error('no request reached replica 2')
-    await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 3, 'three replicas again', 15_000)
+    await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 3, 'three replicas again', 15_000)
     await waitFor(settled, 'a replica retired in a dip to stop', 15_000)
-    const stopsBefore = (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho'))!
+    const stopsBefore = (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho'))!
 
     // Release replicas 0 and 1: one request left, on replica 2; the count drops and replica 2 retires holding it.
     // A trickle of requests meanwhile: an isolate reports its load when it routes (see docs/architecture.md).
-    await fetch(`${base}/scaled/release?replica=0`)
-    await fetch(`${base}/scaled/release?replica=1`)
+    await fetch(`${worker.url}/scaled/release?replica=0`)
+    await fetch(`${worker.url}/scaled/release?replica=1`)
     let trickling = true
-    const trickle = closedLoop((i) => `${base}/scaled?id=${1000 + i}`, 1, () => !trickling)
+    const trickle = closedLoop((i) => `${worker.url}/scaled?id=${1000 + i}`, 1, () => !trickling)
     try {
-      await waitFor(async () => (await replicasNow(base, 'ScaledEcho')) === 1, 'the count to drop to one', 15_000)
-      await waitFor(async () => (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 1, 'replica 1 to stop')
+      await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 1, 'the count to drop to one', 15_000)
+      await waitFor(async () => (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 1, 'replica 1 to stop')
     } finally {
       trickling = false
     }
     const trickled = await trickle
     expect(trickled.answers.filter((a) => a.status !== 200)).toEqual([])
     expect(trickled.answers).toHaveLength(trickled.sent)
-    const next = (await (await fetch(`${base}/scaled?id=200`)).json()) as Echoed
+    const next = (await (await fetch(`${worker.url}/scaled?id=200`)).json()) as Echoed
     expect(next).toEqual({ id: 200, replica: 0 })
 
-    await fetch(`${base}/scaled/release?replica=2`)
+    await fetch(`${worker.url}/scaled/release?replica=2`)
     const answers = await Promise.all(pending)
     expect(answers.map((a) => a.id)).toEqual(Array.from({ length: id - 100 }, (_, i) => 100 + i))
     expect(answers.at(-1)!.replica).toBe(2)
-    await waitFor(async () => (await deploymentMetric(base, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 2, 'replica 2 to stop once it answered')
+    await waitFor(async () => (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 2, 'replica 2 to stop once it answered')
   })
 })
 
 // Multiplexing: the model id crosses Durable Object RPC, and every isolate's router ranks replicas alike.
-describeMultiplexing('Workers (Durable Objects)', () => base)
+describeMultiplexing('Workers (Durable Objects)', () => worker.url)
