@@ -38,17 +38,23 @@ export interface WatchedRequest {
 export const WHOLE_BODY_BYTES = 64 * 1024
 
 /**
- * The request with its body read whole, if it declares a small one: then no
- * answer can leave it unread, and a body held in memory goes on to a
- * Durable Object as it is, where a streamed one is pumped into the object
- * a chunk at a time. Undefined for any other request (no body, a larger or
- * undeclared length): those get watchBody(). A client that goes away
- * mid-body gets what the app would answer a body it cannot read: a 400.
+ * Whether the request declares a body of at most WHOLE_BODY_BYTES: such a
+ * body is read whole (withBodyRead) before the app sees it, so no answer can
+ * leave it unread, and a body held in memory goes on to a Durable Object as
+ * it is, where a streamed one is pumped into the object a chunk at a time.
+ * Any other body (larger, or of undeclared length) gets watchBody().
  */
-export async function readSmallBody(request: Request): Promise<Request | undefined> {
-  if (request.body === null) return undefined
+export function hasSmallBody(request: Request): boolean {
+  if (request.body === null) return false
   const declared = request.headers.get('content-length')
-  if (declared === null || !(Number(declared) <= WHOLE_BODY_BYTES)) return undefined
+  return declared !== null && Number(declared) <= WHOLE_BODY_BYTES
+}
+
+/**
+ * The request with its body read whole. A client that went away mid-body
+ * leaves nobody to answer: the app sees an empty body.
+ */
+export async function withBodyRead(request: Request): Promise<Request> {
   let body: ArrayBuffer
   try {
     body = await request.arrayBuffer()

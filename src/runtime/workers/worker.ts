@@ -5,7 +5,7 @@ import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { durableObjectReplicas } from './durable-object-replica.js'
-import { readSmallBody, watchBody } from './unread-body.js'
+import { hasSmallBody, watchBody, withBodyRead } from './unread-body.js'
 
 interface AppLike {
   fetch(request: Request, env?: unknown, ctx?: unknown): Response | Promise<Response>
@@ -65,8 +65,7 @@ export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}): Wor
   return {
     async fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> {
       // An answer must not leave the body unread: see unread-body.ts.
-      const whole = await readSmallBody(request)
-      if (whole !== undefined) return answerRequest(whole, env, ctx)
+      if (hasSmallBody(request)) return answerRequest(await withBodyRead(request), env, ctx)
       const watched = watchBody(request)
       const answer = await answerRequest(watched.request, env, ctx)
       await watched.settle(answer)

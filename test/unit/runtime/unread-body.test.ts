@@ -5,7 +5,7 @@
  * (test/e2e/wrangler-dev.test.ts, test/reliability/7-keep-alive.test.ts).
  */
 import { describe, expect, it } from 'vitest'
-import { WHOLE_BODY_BYTES, readSmallBody, watchBody } from '../../../src/runtime/workers/unread-body.js'
+import { WHOLE_BODY_BYTES, hasSmallBody, watchBody, withBodyRead } from '../../../src/runtime/workers/unread-body.js'
 
 const post = (body: string) => new Request('http://127.0.0.1/', { method: 'POST', body })
 
@@ -30,25 +30,28 @@ describe('watchBody() outside workerd', () => {
   })
 })
 
-describe('readSmallBody()', () => {
+describe('hasSmallBody() and withBodyRead()', () => {
   const declared = (body: string, headers: Record<string, string> = {}) =>
     new Request('http://127.0.0.1/predict?x=1', { method: 'POST', body, headers: { 'content-length': String(body.length), 'content-type': 'application/json', ...headers } })
 
   it('reads a body of declared length up to WHOLE_BODY_BYTES whole, and keeps the method, URL and headers', async () => {
-    const whole = await readSmallBody(declared('{"features":[1,2]}'))
+    const small = declared('{"features":[1,2]}')
+    expect(hasSmallBody(small)).toBe(true)
+    const whole = await withBodyRead(small)
     expect(whole).toBeInstanceOf(Request)
-    expect(whole!.method).toBe('POST')
-    expect(whole!.url).toBe('http://127.0.0.1/predict?x=1')
-    expect(whole!.headers.get('content-type')).toBe('application/json')
-    expect(await whole!.json()).toEqual({ features: [1, 2] })
-    const atLimit = await readSmallBody(declared('x'.repeat(WHOLE_BODY_BYTES)))
-    expect((await atLimit!.arrayBuffer()).byteLength).toBe(WHOLE_BODY_BYTES)
+    expect(whole.method).toBe('POST')
+    expect(whole.url).toBe('http://127.0.0.1/predict?x=1')
+    expect(whole.headers.get('content-type')).toBe('application/json')
+    expect(await whole.json()).toEqual({ features: [1, 2] })
+    const atLimit = declared('x'.repeat(WHOLE_BODY_BYTES))
+    expect(hasSmallBody(atLimit)).toBe(true)
+    expect((await (await withBodyRead(atLimit)).arrayBuffer()).byteLength).toBe(WHOLE_BODY_BYTES)
   })
 
-  it('leaves a larger body, one of undeclared length and a request without one to watchBody()', async () => {
-    expect(await readSmallBody(declared('x'.repeat(WHOLE_BODY_BYTES + 1)))).toBeUndefined()
-    expect(await readSmallBody(post('hello'))).toBeUndefined()
-    expect(await readSmallBody(new Request('http://127.0.0.1/'))).toBeUndefined()
-    expect(await readSmallBody(declared('x', { 'content-length': 'lots' }))).toBeUndefined()
+  it('leaves a larger body, one of undeclared length and a request without one to watchBody()', () => {
+    expect(hasSmallBody(declared('x'.repeat(WHOLE_BODY_BYTES + 1)))).toBe(false)
+    expect(hasSmallBody(post('hello'))).toBe(false)
+    expect(hasSmallBody(new Request('http://127.0.0.1/'))).toBe(false)
+    expect(hasSmallBody(declared('x', { 'content-length': 'lots' }))).toBe(false)
   })
 })
