@@ -87,16 +87,7 @@ export interface Project {
 export async function createProject(name: string, packages: string[], files: Record<string, string | Buffer> = {}): Promise<Project> {
   const dir = join(inject('projectsDir'), name)
   mkdirSync(dir, { recursive: true })
-  const project: Project = {
-    dir,
-    write(more) {
-      for (const [path, content] of Object.entries(more)) {
-        mkdirSync(dirname(join(dir, path)), { recursive: true })
-        writeFileSync(join(dir, path), content)
-      }
-    },
-    installedBytes: () => treeBytes(join(dir, 'node_modules')),
-  }
+  const project = projectAt(dir)
   project.write({ 'package.json': `${JSON.stringify({ name, private: true, type: 'module' }, null, 2)}\n`, ...files })
   await mustRun('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', inject('tarball'), ...packages], dir, 240_000)
   return project
@@ -189,7 +180,7 @@ function pinnedOrLatest(name: string): string {
   return manifest.devDependencies[name] ? `${name}@${manifest.devDependencies[name]}` : name
 }
 
-/** The project made in `dir` by `runReadmeSetup`. */
+/** The project in `dir`: made by `createProject`, or by `runReadmeSetup`. */
 export function projectAt(dir: string): Project {
   return {
     dir,
