@@ -61,6 +61,8 @@
  *   gave its slot back before the handler finished.
  */
 
+import { inCloudflareWorkers } from './loop-turn.js'
+
 /** One size of a measured cost curve: the mean milliseconds a batch of `size` units took. */
 export interface CostPoint {
   size: number
@@ -71,7 +73,7 @@ export interface CostPoint {
 export type Clock = () => number
 
 /** Whether this runtime's clock stands still while code runs: workerd's moves only on I/O. */
-export const clockStandsStill = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
+export const clockStandsStill = inCloudflareWorkers
 
 /** What the adaptive batch size reads from the queue's options, live (setters change them). */
 export interface AdaptiveSettings {

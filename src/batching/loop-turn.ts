@@ -54,7 +54,7 @@ const timers = globalThis as { setImmediate?: SetImmediate }
  * it and may be cancelled with that request, so nothing may wait on one
  * that another request set.
  */
-const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
+export const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
 
 /** Whether a callback scheduled now is sure to run: Node's setImmediate always runs. */
 function callbacksAlwaysRun(): boolean {
