@@ -1,6 +1,6 @@
 import { BatchHandlerError, FailedItemsError, RequestCancelledError, cancellation } from '../errors.js'
 import type { CancelSignal } from './cancel-signal.js'
-import { failItemsAndRerun } from './item-errors.js'
+import { failItemsAndRerun, failUnsettled } from './item-errors.js'
 import type { ResolvedBatchOptions } from './options.js'
 
 /** What the queue tells the handler about the batch it is running. */
@@ -108,11 +108,6 @@ export class Entry<T, R> {
   handleEvent(): void {
     this.leave(cancellation(this.signal?.reason))
   }
-}
-
-/** Settle with `error` every entry that has not settled yet. */
-export function failUnsettled<T, R>(entries: readonly Entry<T, R>[], error: unknown): void {
-  for (const entry of entries) entry.settle({ ok: false, error })
 }
 
 /**

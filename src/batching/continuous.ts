@@ -1,6 +1,6 @@
 import { BatchHandlerError, FailedItemsError } from '../errors.js'
-import { failUnsettled, type Batch, type BatchInfo } from './call-batch.js'
-import { failNamedItems } from './item-errors.js'
+import type { Batch, BatchInfo } from './call-batch.js'
+import { failNamedItems, failUnsettled } from './item-errors.js'
 import { yieldToEventLoop } from './yield.js'
 import { deliverStep, type StreamStep } from './stream.js'
 

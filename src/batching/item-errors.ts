@@ -29,7 +29,7 @@ export async function failItemsAndRerun<C extends Call>(
   if (error.errors.size === 0) refused = 'reported failed items but named none'
   else if (rest.some((entry) => rerun.has(entry))) refused = 'reported failed items again when re-run without those it reported first'
   else if (run === undefined) refused = 'reported failed items after it had streamed partials, so the others could not be run again'
-  if (refused !== undefined) return failAll(rest, new Error(`the batched handler ${refused}`, { cause: error }))
+  if (refused !== undefined) return failUnsettled(rest, new Error(`the batched handler ${refused}`, { cause: error }))
   for (const entry of rest) rerun.add(entry)
   await run!(rest)
 }
@@ -45,7 +45,7 @@ export function failNamedItems(error: FailedItemsError, entries: readonly Call[]
       const message =
         `the batched handler reported item ${index} failed, but its batch has ${entries.length} items; ` +
         'FailedItemsError takes indices into the items the handler received'
-      failAll(entries, new BatchHandlerError(message))
+      failUnsettled(entries, new BatchHandlerError(message))
       return false
     }
   }
@@ -54,6 +54,6 @@ export function failNamedItems(error: FailedItemsError, entries: readonly Call[]
 }
 
 /** Settle with `error` every entry that has not settled yet. */
-function failAll(entries: readonly Call[], error: unknown): void {
+export function failUnsettled(entries: readonly Call[], error: unknown): void {
   for (const entry of entries) entry.settle({ ok: false, error })
 }

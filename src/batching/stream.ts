@@ -1,6 +1,6 @@
 import { BatchHandlerError, FailedItemsError, RequestCancelledError } from '../errors.js'
-import { failUnsettled, type Batch, type BatchInfo, type Entry } from './call-batch.js'
-import { failItemsAndRerun } from './item-errors.js'
+import type { Batch, BatchInfo, Entry } from './call-batch.js'
+import { failItemsAndRerun, failUnsettled } from './item-errors.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
 export const endOfStream: unique symbol = Symbol('edgeserve.endOfStream')
