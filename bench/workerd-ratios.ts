@@ -1,5 +1,5 @@
 /**
- * The workerd ratios of issue 41 and the hop's breakdown, from the rows
+ * The workerd ratios (a route, each model and its ceiling) and the hop's breakdown, from the rows
  * measured against workerd directly and through wrangler dev, and each
  * model's limit in one isolate. A row or limit not measured gives null.
  */
@@ -25,9 +25,11 @@ export interface HopBreakdown {
   batchUs: number | null
 }
 
+/** req/s of `endpoint`'s row at c=64, or null where it was not measured. */
+const rpsOf = (rows: Row[], endpoint: Endpoint): number | null => rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)?.requestsPerS ?? null
 const us = (rows: Row[], endpoint: Endpoint): number | null => {
-  const row = rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)
-  return row && row.requestsPerS > 0 ? 1e6 / row.requestsPerS : null
+  const rps = rpsOf(rows, endpoint)
+  return rps !== null && rps > 0 ? 1e6 / rps : null
 }
 const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b)
 const over = (a: number | null, b: number | null) => (a === null || b === null || a === 0 ? null : b / a)
@@ -50,7 +52,7 @@ export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: Isolate
   const notes: Record<string, string> = {}
   for (const [suffix, rows, way] of [['', direct, 'against workerd directly (Miniflare, no wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
     if (rows.length === 0 || !rows.some((r) => r.endpoint === E.noop.name)) continue
-    const rps = (endpoint: Endpoint) => rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)?.requestsPerS ?? null
+    const rps = (endpoint: Endpoint) => rpsOf(rows, endpoint)
     const hello = rps(E.hello)
     ratios[`workerd_deployment_route_vs_hono_c64${suffix}`] = over(hello, rps(E.noop))
     notes[`workerd_deployment_route_vs_hono_c64${suffix}`] = `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64`

@@ -1,5 +1,5 @@
 /**
- * A malformed item fails alone, by default (issue #40), on Node over a real
+ * A malformed item fails alone, by default, on Node over a real
  * loopback HTTP server, with the real house-price model: see
  * test/support/malformed-item-suite.ts.
  */

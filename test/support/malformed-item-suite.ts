@@ -1,5 +1,5 @@
 /**
- * A malformed item fails alone, by default (issue #40), shared by the Node
+ * A malformed item fails alone, by default, shared by the Node
  * and the workerd test files: a burst of good house-price requests and one
  * whose features are too few, against test/support/malformed-item-app.ts.
  * Every good request answers 200 with the prediction a direct session.run

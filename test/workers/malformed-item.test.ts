@@ -1,5 +1,5 @@
 /**
- * A malformed item fails alone, by default (issue #40), in real workerd:
+ * A malformed item fails alone, by default, in real workerd:
  * each predictor a Durable Object, the same burst as on Node
  * (test/support/malformed-item-suite.ts).
  */
