@@ -4,8 +4,8 @@ import { batchedFunction, withControls, type BatchedFunction, type StreamingBatc
 import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type DecoratedMethod } from './decorator.js'
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
 import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
-import { Entry, type BatchHandler, type BatchInfo } from './call-batch.js'
-import { StreamChannel, streamRunner, type StreamBatchHandler } from './stream.js'
+import type { BatchHandler, BatchInfo } from './call-batch.js'
+import { StreamChannel, StreamEntry, streamRunner, type StreamBatchHandler } from './stream.js'
 
 // The types of what batch() returns, for modules that import them from here.
 export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
@@ -97,10 +97,7 @@ function streamingFunction<T, R>(
   const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
   const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
     const channel = new StreamChannel<R>()
-    const entry = new Entry<T, R>(item)
-    entry.resolve = () => channel.end()
-    entry.reject = (error) => channel.reject(error)
-    entry.pushPartial = (value) => channel.push(value)
+    const entry = new StreamEntry<T, R>(item, channel)
     channel.call = entry
     queue.enqueue(entry, asCallOptions(callOptions))
     return channel

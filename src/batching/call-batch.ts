@@ -61,8 +61,6 @@ export class Entry<T, R> {
   size = 1
   /** The signal it listens to for an abort, if any. */
   signal: CancelSignal | undefined = undefined
-  /** Its deadline (epoch ms) while the queue's deadline timer watches it. */
-  deadline: number | undefined = undefined
   /** performance.now() at admission; 0 unless the queue kept metrics then. */
   enqueuedAt = 0
   /**
@@ -71,8 +69,6 @@ export class Entry<T, R> {
    */
   resolve!: (value: R) => void
   reject!: (error: unknown) => void
-  /** Where a streaming call's partials go. */
-  pushPartial: ((value: R) => void) | undefined = undefined
 
   constructor(readonly item: T) {}
 
@@ -87,11 +83,6 @@ export class Entry<T, R> {
     }
     if (outcome.ok) this.resolve(outcome.value)
     else this.reject(outcome.error)
-  }
-
-  /** One more partial of a streaming call; its stream stays open. */
-  push(value: R): void {
-    if (!this.settled) this.pushPartial!(value)
   }
 
   /** The caller gives up (abort, deadline, a stream's reader leaving): it leaves the queue or the running batch. */

@@ -16,6 +16,11 @@ export class DeadlineTimer<E> {
     if (deadline < this.timerAt) this.arm(deadline)
   }
 
+  /** Whether it watches any call: a queue whose calls carry no deadline asks nothing more of it. */
+  get watching(): boolean {
+    return this.watched.size > 0
+  }
+
   /** Stop watching; an entry not watched (forgotten, or expired) is left alone. */
   forget(entry: E): void {
     if (!this.watched.delete(entry)) return

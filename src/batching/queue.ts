@@ -257,10 +257,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       entry.signal = signal
       signal.addEventListener('abort', entry, { once: true })
     }
-    if (deadline !== undefined) {
-      entry.deadline = deadline
-      this.deadlines.watch(entry, deadline)
-    }
+    if (deadline !== undefined) this.deadlines.watch(entry, deadline)
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     // The call joins the newest waiting batch of its bucket, or begins one.
     const newest = bucket.batches.at(-1)
@@ -356,7 +353,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void {
     if (!batch.running) this.leaveWaitingBatch(entry, batch)
     else if (++batch.gone === batch.entries.length) this.release(batch)
-    if (entry.deadline !== undefined) this.deadlines.forget(entry)
+    if (this.deadlines.watching) this.deadlines.forget(entry)
     entry.signal?.removeEventListener('abort', entry)
   }
 

@@ -1,5 +1,5 @@
 import { BatchHandlerError, FailedItemsError, RequestCancelledError } from '../errors.js'
-import type { Batch, BatchInfo, Entry } from './call-batch.js'
+import { Entry, type Batch, type BatchInfo } from './call-batch.js'
 import { failItemsAndRerun, failUnsettled } from './item-errors.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */
@@ -135,10 +135,28 @@ async function runStream<T, R>(
   }
 }
 
+/** A streaming call: its partials go to its channel, and its end or error closes it. */
+export class StreamEntry<T, R> extends Entry<T, R> {
+  constructor(
+    item: T,
+    readonly channel: StreamChannel<R>,
+  ) {
+    super(item)
+    this.resolve = () => channel.end()
+    this.reject = (error) => channel.reject(error)
+  }
+
+  /** One more partial; the stream stays open. */
+  push(value: R): void {
+    if (!this.settled) this.channel.push(value)
+  }
+}
+
 /** Hand caller i its output i of one step: a partial, an Error, or the end of its stream. */
 export function deliverStep<T, R>(entries: readonly Entry<T, R>[], step: StreamStep<R>): void {
   for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!
+    // A streaming queue's calls are all StreamEntries (streamingFunction() makes them).
+    const entry = entries[i] as StreamEntry<T, R>
     const output = step[i]!
     if (output === endOfStream) entry.settle(STREAM_ENDED)
     else if (output instanceof Error) entry.settle({ ok: false, error: output })

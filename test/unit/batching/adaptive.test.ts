@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { AdaptiveBatchSize, sizeLadder, TOLERANCE } from '../../../src/batching/adaptive.js'
 import { promiseRunner } from '../../../src/batching/call-batch.js'
 import { continuousRunner } from '../../../src/batching/continuous.js'
-import { Entry } from '../../../src/batching/call-batch.js'
+import { StreamChannel, StreamEntry } from '../../../src/batching/stream.js'
 import { getValidOptions, type BatchOptions } from '../../../src/batching/options.js'
 import { BatchQueue, promiseCalls } from '../../../src/batching/queue.js'
 import { Replica } from '../../../src/deployment/replica.js'
@@ -396,14 +396,13 @@ describe('adaptive on every form of batching', () => {
       }),
       () => clock.now,
     )
-    const run = (left: number) =>
-      new Promise<void>((resolve, reject) => {
-        const entry = new Entry<Sequence, string>({ left })
-        entry.resolve = () => resolve()
-        entry.reject = reject
-        entry.pushPartial = () => undefined
-        queue.enqueue(entry, undefined)
-      })
+    const run = async (left: number) => {
+      const channel = new StreamChannel<string>()
+      const entry = new StreamEntry<Sequence, string>({ left }, channel)
+      channel.call = entry
+      queue.enqueue(entry, undefined)
+      for await (const token of channel) expect(token).toBe('token')
+    }
     await Promise.all(Array.from({ length: 200 }, (_, i) => run(5 + (i % 7))))
     expect(queue.adaptive!.perStep).toBe(true)
     expect(queue.stats().batchSizeLimit).toBeLessThanOrEqual(2)
