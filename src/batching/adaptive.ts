@@ -35,7 +35,12 @@
  *   or less time per unit than measured, twice in a row: then every other
  *   size's measurement is dropped and probing starts again from the limit,
  *   so the limit follows within a few dozen batches. Measurements older
- *   than a few seconds are dropped anyway.
+ *   than a few seconds and a few dozen batches are dropped anyway.
+ * - A probe is compared with the limit, so the limit is measured first; a
+ *   size is never chosen for being the only one measured lately: with slow
+ *   batches, or keys that take turns, the limit's measurement can go stale
+ *   while a probe runs, and taking the probe's size then climbs to every
+ *   size probed.
  * - With `latencyTargetMs`, a call's latency at size n is taken as its wait
  *   for a running batch plus its own batch, `time(n) · (1 + 1/concurrency)`,
  *   plus `batchWaitTimeoutS`; and a size keeps up with the load when it
@@ -88,8 +93,15 @@ export const TOLERANCE = 0.04
 const WEIGHT = 0.2
 /** Batches a size needs before it is compared with others (the first run at a new size is often slow). */
 const MIN_SAMPLES = 2
-/** A size's measurement is forgotten this long after its last batch. */
+/** A size's measurement is forgotten this long after its last batch, and once STALE_BATCHES have run since. */
 export const STALE_MS = 3000
+/**
+ * Batches (of this estimate) a measurement outlives, however long they take:
+ * a key whose batches take a second each, or come a few a second between
+ * other keys' batches, still compares the limit with both its neighbours,
+ * which are probed in turn PROBE_EVERY batches apart.
+ */
+const STALE_BATCHES = 24
 /** Batches at the limit between two probes, while calls are queued. */
 export const PROBE_EVERY = 8
 /** Batches a probe gets to measure its size; it ends sooner once the size has MIN_SAMPLES new ones. */
@@ -108,6 +120,8 @@ interface Measured {
   samples: number
   /** Clock time of its last batch. */
   at: number
+  /** The estimate's count of batches at its last batch. */
+  batch: number
   /** Batches in a row far slower (+) or faster (-) than its mean. */
   off: number
 }
@@ -152,6 +166,8 @@ export class AdaptiveBatchSize {
   private blind = false
   /** Batches in a row across which the clock did not move. */
   private stillRuns = 0
+  /** Batches learned from. */
+  private batches = 0
 
   constructor(
     private readonly settings: AdaptiveSettings,
@@ -183,7 +199,7 @@ export class AdaptiveBatchSize {
   private rebuild(): void {
     const previous = this.ladder[this.chosen]?.size ?? 1
     this.ladderMax = this.settings.maxBatchSize
-    this.ladder = sizeLadder(this.ladderMax).map((size) => ({ size, units: 0, ms: 0, samples: 0, at: 0, off: 0 }))
+    this.ladder = sizeLadder(this.ladderMax).map((size) => ({ size, units: 0, ms: 0, samples: 0, at: 0, batch: 0, off: 0 }))
     this.chosen = 0
     while (this.chosen + 1 < this.ladder.length && this.ladder[this.chosen + 1]!.size <= previous) this.chosen++
     this.probe = undefined
@@ -209,6 +225,7 @@ export class AdaptiveBatchSize {
     }
     this.stillRuns = 0
     this.blind = false
+    this.batches++
     this.record(this.nearest(units), units, executionMs, now)
 
     const probe = this.probe
@@ -279,8 +296,9 @@ export class AdaptiveBatchSize {
 
   private record(index: number, units: number, ms: number, now: number): void {
     const point = this.ladder[index]!
-    if (point.samples > 0 && now - point.at > STALE_MS) point.samples = 0
+    if (point.samples > 0 && this.stale(point, now)) point.samples = 0
     point.at = now
+    point.batch = this.batches
     if (point.samples === 0) {
       Object.assign(point, { units, ms, samples: 1, off: 0 })
       return
@@ -306,7 +324,11 @@ export class AdaptiveBatchSize {
   }
 
   private usable(point: Measured, now: number): boolean {
-    return point.samples >= MIN_SAMPLES && now - point.at <= STALE_MS
+    return point.samples >= MIN_SAMPLES && !this.stale(point, now)
+  }
+
+  private stale(point: Measured, now: number): boolean {
+    return now - point.at > STALE_MS && this.batches - point.batch > STALE_BATCHES
   }
 
   /** Items per millisecond the queue serves at this size, all its concurrent batches together. */
@@ -328,8 +350,11 @@ export class AdaptiveBatchSize {
 
   /** The index of the size to use, from the sizes measured lately. */
   private choose(now: number): number {
+    // A size is chosen over the limit only when compared with it: until the limit itself is
+    // measured (at first, or after a change), a probe's size alone says nothing of which is faster.
+    // (The limit's batches land on the size nearest it: above the chosen size when calls are larger.)
+    if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return this.chosen
     const known = this.ladder.filter((point) => this.usable(point, now))
-    if (known.length === 0) return this.chosen
     let choice = this.best(known)
     const target = this.latencyTargetMs
     if (target !== undefined && this.latency(choice.ms) > target) {
@@ -364,6 +389,8 @@ export class AdaptiveBatchSize {
    * speed may still be rising there, though by less than TOLERANCE a step).
    */
   private startProbe(now: number): void {
+    // A probe is compared with the limit: the limit is measured first.
+    if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return
     const upIndex = this.step(this.chosen, 1)
     const up = upIndex !== undefined && this.mayProbeUp(upIndex, now) ? upIndex : undefined
     const down = this.step(this.chosen, -1)

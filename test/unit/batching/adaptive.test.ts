@@ -195,6 +195,36 @@ describe('adaptive batch size: one estimate per batch key', () => {
     expect(mostSeen(sizes.narrow!.slice(-200)).limit).toBe(16)
     expect(mostSeen(sizes.wide!.slice(-100)).limit).toBe(64)
   })
+
+  it('keeps a slow key at the size that serves most, while twelve keys take turns (the OCR recognizer on a CPU)', async () => {
+    // 60 ms a line and 10% more per line for each other line in the batch (padded to the widest):
+    // one line a run serves the most. Batches take 60 ms to over a second, and each key's come
+    // between eleven other keys', so seconds pass between two batches of one key.
+    const cost: Cost = (n) => 60 * n * (1 + 0.1 * (n - 1))
+    const keys = Array.from({ length: 12 }, (_, i) => `w${i}`)
+    const clock = { now: 1000 }
+    const sizes: number[] = []
+    const queue = new BatchQueue<string, string>(
+      getValidOptions({ maxBatchSize: 8, adaptive: true, batchKey: (key: string) => key }),
+      promiseRunner(async (items: string[]) => {
+        clock.now += cost(items.length)
+        sizes.push(items.length)
+        return items
+      }, false),
+      () => clock.now,
+    )
+    const call = promiseCalls(queue)
+    const end = clock.now + 600_000
+    await Promise.all(
+      Array.from({ length: 64 }, async (_, i) => {
+        while (clock.now < end) await call(keys[i % keys.length]!)
+      }),
+    )
+    // Probes run up to three batches of 2 after every eight at the limit; a key that climbed would run 3s, 4s and more.
+    const recent = sizes.slice(-1000)
+    expect(recent.filter((n) => n === 1).length / recent.length).toBeGreaterThan(0.7)
+    expect(recent.filter((n) => n > 2).length).toBe(0)
+  })
 })
 
 /** Closed-loop load until the queue shows `limit`; the fake ms that took, or Infinity past `withinMs`. */
