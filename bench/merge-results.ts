@@ -9,7 +9,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { ROOT } from './lib.js'
 import { renderReport } from './report.js'
 
-export function mergeIntoResults(key: string, section: unknown): void {
+/** `entries`: keys to add to the results' own dictionaries (`ratios`, `ratioNotes`) beside the section. */
+export function mergeIntoResults(key: string, section: unknown, entries: Record<string, Record<string, unknown>> = {}): void {
   const latest = `${ROOT}/bench/results/latest.json`
   if (!existsSync(latest)) {
     writeFileSync(`${ROOT}/bench/results/${key}.json`, JSON.stringify(section, null, 2) + '\n')
@@ -17,6 +18,7 @@ export function mergeIntoResults(key: string, section: unknown): void {
     return
   }
   const results = { ...(JSON.parse(readFileSync(latest, 'utf8')) as Record<string, unknown>), [key]: section }
+  for (const [name, added] of Object.entries(entries)) results[name] = { ...(results[name] as Record<string, unknown> | undefined), ...added }
   writeFileSync(latest, JSON.stringify(results, null, 2) + '\n')
   const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
   writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)

@@ -20,6 +20,7 @@ import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.j
 import { renderReport } from './report.js'
 import { measureIsolateLimits, type IsolateLimitRow } from './isolate-limit.js'
 import { workerdRatios } from './workerd-ratios.js'
+import { adaptiveVsBestFixed } from './adaptive-ratio.js'
 
 const started = Date.now()
 // Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
@@ -341,6 +342,15 @@ if (!quick) {
   autoscaling = await runJsonChild<AutoscalingRun>('bench/autoscaling.ts', ['--print-only'])
 }
 
+// 4d. The OCR recognizer and detector, adaptive against each fixed size, in process: some six
+// minutes at their few items a second, so full runs only.
+type AdaptiveStages = { rows: unknown[]; ratios: Record<string, number>; ratioNotes: Record<string, string> }
+let adaptiveStages = quick ? carriedOver<AdaptiveStages>('adaptiveStages') : undefined
+if (!quick) {
+  log('OCR recognizer and detector, adaptive against fixed sizes')
+  adaptiveStages = await runJsonChild<AdaptiveStages>('bench/adaptive-stages.ts', ['--print-only'])
+}
+
 // 5. Ratios
 const find = (all: Row[], endpoint: Endpoint, c: number) => {
   const found = all.find((r) => r.endpoint === endpoint.name && r.connections === c)
@@ -372,7 +382,8 @@ const ratios = {
   engine_vs_dataloader: eng('edgeserve batch()').vsDataLoader,
   c1_added_p50_ms: find(nodeRows, E.mlpBatchedT0, 1).p50Ms - find(nodeRows, E.mlpUnbatched, 1).p50Ms,
   workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / rps(E.ocrBatched) : null,
-  ...adaptiveRatios(),
+  ...adaptiveVsBestFixed(batchSizes),
+  ...adaptiveStages?.ratios,
   ...openLoopRatios(),
   ...workerd.ratios,
 }
@@ -397,7 +408,7 @@ const ratioNotes = {
     '(bench/open-loop.ts: keep-alive HTTP on loopback, latency from each scheduled arrival), median of the rounds',
   adaptive_target_met_where_fixed_does_open_loop: 'true when the adaptive row is within its target, or when no fixed size (1 to 32) is either, under the same open-loop load',
   ...Object.fromEntries(
-    Object.keys(adaptiveRatios()).map((key) => [
+    Object.keys(adaptiveVsBestFixed(batchSizes)).map((key) => [
       key,
       `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}) by median, ` +
         'round by round in one server (rows round-robin), the median of the rounds; ' +
@@ -406,6 +417,7 @@ const ratioNotes = {
           : 'the best of six noisy rows is also the luckiest'),
     ]),
   ),
+  ...(adaptiveStages && Object.fromEntries(Object.entries(adaptiveStages.ratioNotes).map(([key, note]) => [key, quick ? `${note} (carried over from the last full run)` : note]))),
   ...workerd.notes,
 }
 
@@ -422,21 +434,6 @@ function openLoopRatios(): Record<string, number | boolean> {
     adaptive_target_p99_vs_target_open_loop: adaptive.p99Ms / OCR_LATENCY_TARGET_MS,
     adaptive_target_met_where_fixed_does_open_loop: !fixedMeets || adaptive.p99Ms <= OCR_LATENCY_TARGET_MS,
   }
-}
-
-/** `adaptive_vs_best_fixed_<model>[_workerd]`: adaptive's req/s over the best fixed row's, per model and runtime measured, round by round. */
-function adaptiveRatios(): Record<string, number> {
-  const out: Record<string, number> = {}
-  for (const { runtime, model } of batchSizes.filter((r) => r.setting === 'adaptive')) {
-    const group = batchSizes.filter((r) => r.runtime === runtime && r.model === model)
-    const adaptive = group.find((r) => r.setting === 'adaptive')!
-    // The best fixed size by its median; then adaptive over it round by round, whose median counts:
-    // the two ran seconds apart in each round, so a slow stretch of the machine slows both.
-    const best = group.filter((r) => r.setting !== 'adaptive').reduce((a, b) => (b.requestsPerS > a.requestsPerS ? b : a))
-    const key = `adaptive_vs_best_fixed_${model.replace('-', '_')}${runtime === 'node' ? '' : `_${runtime}`}`
-    out[key] = median(adaptive.roundsRequestsPerS.map((rps, round) => rps / best.roundsRequestsPerS[round]!))
-  }
-  return out
 }
 
 // What puts served OCR short of its limit: the model itself running slower inside the server (its
@@ -486,6 +483,7 @@ const results = {
   ocrPipeline,
   autoscaling,
   batchSizes,
+  adaptiveStages,
   openLoop: { targetMs: OCR_LATENCY_TARGET_MS, ratePerS: openLoopRate, rows: openLoopRows },
   ratios,
   ratioNotes,
