@@ -380,7 +380,7 @@ export function renderReport(results: any, template: string): { markdown: string
     AUTOSCALING: autoscalingTable(results.autoscaling),
     BATCH_SIZES: batchSizeTable(results.batchSizes),
     ADAPTIVE_STAGES: results.adaptiveStages
-      ? batchSizeTable(results.adaptiveStages.rows) + (results.adaptiveStages.carriedOver ? '\n\n(Carried over from the last full run: a quick run leaves these out.)' : '')
+      ? batchSizeTable(results.adaptiveStages.rows)
       : '_not measured yet: `npm run bench` (full) or bench/adaptive-stages.ts alone_',
   }
   const markdown = template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => fill[key] ?? `{{${key}}}`)
