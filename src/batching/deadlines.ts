@@ -4,7 +4,8 @@
  * re-arms for the next. One timer per queue rather than one per call.
  */
 export class DeadlineTimer<E> {
-  private readonly watched = new Map<E, number>()
+  /** The calls watched, and their deadlines. Its size tells a queue whose calls carry none that there is nothing to forget. */
+  readonly watched = new Map<E, number>()
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   private timerAt = Infinity
 
@@ -14,11 +15,6 @@ export class DeadlineTimer<E> {
   watch(entry: E, deadline: number): void {
     this.watched.set(entry, deadline)
     if (deadline < this.timerAt) this.arm(deadline)
-  }
-
-  /** Whether it watches any call: a queue whose calls carry no deadline asks nothing more of it. */
-  get watching(): boolean {
-    return this.watched.size > 0
   }
 
   /** Stop watching; an entry not watched (forgotten, or expired) is left alone. */

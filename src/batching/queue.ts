@@ -353,7 +353,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void {
     if (!batch.running) this.leaveWaitingBatch(entry, batch)
     else if (++batch.gone === batch.entries.length) this.release(batch)
-    if (this.deadlines.watching) this.deadlines.forget(entry)
+    if (this.deadlines.watched.size > 0) this.deadlines.forget(entry)
     entry.signal?.removeEventListener('abort', entry)
   }
 
