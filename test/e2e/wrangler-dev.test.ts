@@ -95,4 +95,26 @@ describe('the demo app under wrangler dev', () => {
     const lines = dev.output().replace(/\x1b\[[0-9;]*m/g, '').split('\n')
     expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
+
+  it('refuses a small body still arriving (a 404 in the Worker, a 415 in a Durable Object), and the connection serves the next request', async () => {
+    // Small bodies go to the app as they came: the object must read the rest before its early answer,
+    // or workerd ends the connection when the client writes it.
+    const connection = await RawConnection.open(dev.url)
+    const size = 60 * 1024
+    try {
+      for (const [path, status] of [['/no-such-route', 404], ['/ocr/direction', 415]] as const) {
+        await connection.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${size}\r\n\r\n`)
+        await connection.write(new Uint8Array(1000))
+        const answer = connection.next(30_000)
+        // Time for an answer that did not wait for the rest.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        await connection.write(new Uint8Array(size - 1000))
+        expect((await answer).status).toBe(status)
+        await connection.write(`GET /adder?number=${status} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
+        expect((await connection.next()).body).toBe(String(status + 1))
+      }
+    } finally {
+      connection.close()
+    }
+  })
 })

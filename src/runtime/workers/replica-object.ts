@@ -6,6 +6,7 @@ import { Replica } from '../../deployment/replica.js'
 import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
 import { MODEL_ID_HEADER } from '../../deployment/model-id.js'
 import { answerBadJsonWith400 } from '../../http/body.js'
+import { hasSmallBody, readIfUnread } from './unread-body.js'
 import { replicaName } from '../../deployment/replica-set.js'
 import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
@@ -67,6 +68,9 @@ export class ReplicaObject extends DurableObject<unknown> {
       // The Worker's ingress checked the header before routing here by it.
       return await this.#host().fetch(request, { multiplexedModelId: request.headers.get(MODEL_ID_HEADER) ?? undefined })
     } finally {
+      // A small body comes as the client sent it, pumped by the Worker: an answer that left it
+      // unread would break that pump and the client's connection (see unread-body.ts).
+      if (hasSmallBody(request)) await readIfUnread(request)
       this.#answered()
     }
   }

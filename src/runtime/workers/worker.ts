@@ -5,7 +5,7 @@ import { ADMIN_PREFIX, handleAdmin } from '../../http/admin.js'
 import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
 import { deploymentsOf } from '../../http/ingress.js'
 import { durableObjectReplicas } from './durable-object-replica.js'
-import { hasSmallBody, watchBody, withBodyRead } from './unread-body.js'
+import { hasSmallBody, watchBody } from './unread-body.js'
 
 interface AppLike {
   fetch(request: Request, env?: unknown, ctx?: unknown): Response | Promise<Response>
@@ -64,8 +64,9 @@ export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}): Wor
   const dashboard = options.dashboard === undefined ? undefined : checkDashboard(options.dashboard, WORKER_DASHBOARD_OPTION)
   return {
     async fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> {
-      // An answer must not leave the body unread: see unread-body.ts.
-      if (hasSmallBody(request)) return answerRequest(await withBodyRead(request), env, ctx)
+      // A small body goes to the app as it came, and a Durable Object reads what its app left of it;
+      // any other body is watched, so that no answer leaves it unread (see unread-body.ts).
+      if (hasSmallBody(request)) return answerRequest(request, env, ctx)
       const watched = watchBody(request)
       const answer = await answerRequest(watched.request, env, ctx)
       await watched.settle(answer)
