@@ -51,7 +51,8 @@
  *   a load beyond what any size serves, serving the most is what helps, and
  *   deadlines and `maxQueuedRequests` refuse the rest. A probe above the
  *   limit is made only where its latency, extrapolated from the limit's,
- *   is within the target, or when the limit does not keep up.
+ *   is within the target, or when the limit does not keep up; one below a
+ *   limit within the target only to a size that keeps up with the load.
  * - It never goes below the largest item (units) it has seen: a batch must
  *   be able to hold any admitted call.
  * - On workerd the clock stands still while code runs and moves on I/O, so
@@ -393,7 +394,8 @@ export class AdaptiveBatchSize {
     if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return
     const upIndex = this.step(this.chosen, 1)
     const up = upIndex !== undefined && this.mayProbeUp(upIndex, now) ? upIndex : undefined
-    const down = this.step(this.chosen, -1)
+    const downIndex = this.step(this.chosen, -1)
+    const down = downIndex !== undefined && this.mayProbeDown(downIndex, now) ? downIndex : undefined
     const unknown = (index: number | undefined) => index !== undefined && !this.usable(this.ladder[index]!, now)
     // Only where the speed rose noticeably from the chosen size to the peak: a curve that rises by a percent a step is flat enough.
     const peak = this.peak(now)
@@ -446,6 +448,22 @@ export class AdaptiveBatchSize {
     const next = this.ladder[index]!
     const ms = this.usable(next, now) ? next.ms : (current.ms * next.size) / current.units
     return this.latency(ms) <= target
+  }
+
+  /**
+   * With a latency target, a probe below a limit that meets it is made only
+   * to a size that keeps up with the load: measured so, or at worst (a batch
+   * as long as the limit's) so. A size that does not grows the queue while
+   * it is probed, and the queue is what the slowest calls wait in.
+   */
+  private mayProbeDown(index: number, now: number): boolean {
+    const target = this.latencyTargetMs
+    const current = this.ladder[this.chosen]!
+    if (target === undefined || !this.usable(current, now) || this.latency(current.ms) > target) return true
+    const next = this.ladder[index]!
+    const need = this.arrivalRate * HEADROOM
+    if (this.usable(next, now)) return this.capacity(next) >= need
+    return (this.settings.maxConcurrentBatches * next.size) / current.ms >= need
   }
 
   /** For the dashboard and tests: the sizes measured lately, with their mean time per batch. */

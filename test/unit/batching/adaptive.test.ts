@@ -323,6 +323,21 @@ describe('adaptive batch size with latencyTargetMs', () => {
     expect(p99(latencies)).toBeLessThanOrEqual(40)
   })
 
+  it('holds the target where a fixed size does, with a third of the batches half again to twice as slow (a busy machine)', async () => {
+    // At 250 calls/s every fixed size from 4 up holds a p99 within 50 ms; sizes 1 and 2 cannot keep up, and a
+    // probe down to them while the limit holds the target grew the queue that the slowest calls wait in.
+    const heavy = (seed: number): Cost => {
+      const rand = mulberry32(seed)
+      return (n) => cost(n) * (rand() < 0.3 ? 1.6 + 0.8 * rand() : 0.8 + 0.4 * rand())
+    }
+    for (const seed of [1, 2, 3]) {
+      const fixed = simulated(heavy(seed), { maxBatchSize: 4, adaptive: false })
+      expect(p99(await openLoop(fixed, 0.25, 1000 + 20_000, 1000 + 10_000))).toBeLessThanOrEqual(50)
+      const s = simulated(heavy(seed), { adaptive: { latencyTargetMs: 50 } })
+      expect(p99(await openLoop(s, 0.25, 1000 + 20_000, 1000 + 10_000))).toBeLessThanOrEqual(50)
+    }
+  })
+
   it('under a load no size serves within the target, serves the most it can rather than let the queue grow', async () => {
     // 800 calls/s: only sizes of 45 and up keep up (45 / 50 ms = 900/s), at 2·50 = 100 ms.
     const s = simulated(cost, { adaptive: { latencyTargetMs: 40 } })
