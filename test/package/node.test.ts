@@ -119,11 +119,18 @@ describe('a JavaScript app on Node, from the installed package', () => {
 
   it('says what to install for a TypeScript app when neither tsx nor Node can load it', async () => {
     project.write({ 'app.ts': readmeInstallFiles('Node, in JavaScript')['app.mjs']! })
-    const result = await run('npx', ['--no', 'edgeserve', 'run', 'app.ts', '--port', '0'], project.dir, 30_000)
+    const argv = ['npx', '--no', 'edgeserve', 'run', 'app.ts', '--port', '0']
     if ((process.features as { typescript?: unknown }).typescript) {
-      // A Node that strips types (by default from 22.18) loads the app itself: it starts.
-      expect(result.stdout + result.stderr).toMatch(LISTENING)
+      // A Node that strips types (by default from 22.18) loads the app itself: it serves, and is stopped
+      // with its process group (a timeout that killed npx alone left the server running).
+      const server = await startIn(project, argv, LISTENING)
+      try {
+        expect(await nineQueries(server.match[1]!)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9'])
+      } finally {
+        await server.stop()
+      }
     } else {
+      const result = await run(argv[0]!, argv.slice(1), project.dir, 30_000)
       expect(result.code).toBe(2)
       expect(result.stderr).toContain('app.ts is TypeScript')
       expect(result.stderr).toContain('npm install --save-dev tsx')
