@@ -1,4 +1,4 @@
-import { median } from './lib.js'
+import { roundByRound } from './lib.js'
 
 /** A row of the adaptive comparison: one setting (a fixed size, or 'adaptive') of one model on one runtime. */
 export interface SettingRow {
@@ -23,7 +23,7 @@ export function adaptiveVsBestFixed(rows: readonly SettingRow[]): Record<string,
     const adaptive = group.find((r) => r.setting === 'adaptive')!
     const best = group.filter((r) => r.setting !== 'adaptive').reduce((a, b) => (b.requestsPerS > a.requestsPerS ? b : a))
     const key = `adaptive_vs_best_fixed_${model.replaceAll('-', '_')}${runtime === 'node' ? '' : `_${runtime}`}`
-    out[key] = median(adaptive.roundsRequestsPerS.map((rps, round) => rps / best.roundsRequestsPerS[round]!))
+    out[key] = roundByRound(adaptive.roundsRequestsPerS, best.roundsRequestsPerS)
   }
   return out
 }

@@ -11,6 +11,15 @@ export const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
+/**
+ * The ratio of two rows measured round-robin: each round's ratio, then their
+ * median. The two ran seconds apart in a round, so a slow stretch of the
+ * machine slows both and cancels out, where a ratio of the two rows' medians
+ * can take them from different rounds.
+ */
+export const roundByRound = (numerator: readonly number[], denominator: readonly number[]): number =>
+  median(numerator.map((value, round) => value / denominator[round]!))
+
 /** Nearest-rank percentile of unsorted samples. */
 export const percentile = (xs: readonly number[], p: number): number => {
   if (xs.length === 0) return NaN

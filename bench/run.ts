@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
-import { ROOT, TSX, median, quick, runJsonChild, startChild } from './lib.js'
+import { ROOT, TSX, median, quick, roundByRound, runJsonChild, startChild } from './lib.js'
 import { ENDPOINTS as E, batchSizeEndpoints, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { FIXED_SIZES, OCR_LATENCY_TARGET_MS } from './apps/batch-sizes.js'
 import { openLoop, type OpenLoopRow } from './open-loop.js'
@@ -369,16 +369,18 @@ const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
 const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits)
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
-const threadRps = (replicas: number) => threadRows.find((r) => r.replicas === replicas && r.ortThreads === '1')!.requestsPerS
+const threadRounds = (replicas: number) => threadRows.find((r) => r.replicas === replicas && r.ortThreads === '1')!.roundsRequestsPerS
+/** A row over its baseline, measured round-robin with it in the same server at c=64: see roundByRound. */
+const versus = (row: Endpoint, baseline: Endpoint) => roundByRound(find(nodeRows, row, 64).roundsRequestsPerS, find(nodeRows, baseline, 64).roundsRequestsPerS)
 
 const ratios = {
-  deployment_route_vs_hono_c64: rps(E.noop) / rps(E.hello),
-  batched_deployment_route_vs_hono_c64: rps(E.noopBatched) / rps(E.hello),
-  ocr_batched_vs_unbatched_c64: rps(E.ocrBatched) / rps(E.ocrUnbatched),
+  deployment_route_vs_hono_c64: versus(E.noop, E.hello),
+  batched_deployment_route_vs_hono_c64: versus(E.noopBatched, E.hello),
+  ocr_batched_vs_unbatched_c64: versus(E.ocrBatched, E.ocrUnbatched),
   ocr_served_vs_pipeline_limit_c64: rps(E.ocrBatched) / pipelineLimit.itemsPerS,
-  mlp_batched_vs_hono_json_c64: rps(E.mlpBatched) / rps(E.honoJson),
+  mlp_batched_vs_hono_json_c64: versus(E.mlpBatched, E.honoJson),
   request_json_vs_read_json_server_time_c64: jsonWebTime === null || jsonHelpersTime === null ? null : jsonWebTime / jsonHelpersTime,
-  node_threads_2_vs_1_c64: threadRps(2) / threadRps(1),
+  node_threads_2_vs_1_c64: roundByRound(threadRounds(2), threadRounds(1)),
   engine_vs_dataloader: eng('edgeserve batch()').vsDataLoader,
   c1_added_p50_ms: find(nodeRows, E.mlpBatchedT0, 1).p50Ms - find(nodeRows, E.mlpUnbatched, 1).p50Ms,
   workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / rps(E.ocrBatched) : null,
@@ -388,7 +390,7 @@ const ratios = {
   ...workerd.ratios,
 }
 const ratioNotes = {
-  deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, median of 3 interleaved rounds',
+  deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of 3 interleaved rounds\' ratios',
   batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
   ocr_batched_vs_unbatched_c64:
     "the OCR direction example as shipped (instances: 'auto', one single-threaded instance per core) over the same class at maxBatchSize 1 (one run of one item per request)",
