@@ -45,7 +45,7 @@ export const WHOLE_BODY_BYTES = 64 * 1024
  * before the last bytes arrived) breaks the Worker's pump and the client's
  * connection. Reading every small body whole before the app saw it, and
  * making a new Request of it, cost a Worker route that reads JSON about a
- * third of its speed. Any other body (larger, or of undeclared length) gets
+ * fifth of its speed. Any other body (larger, or of undeclared length) gets
  * watchBody(). Decided by the header alone: `request.body` makes a stream
  * object on each call.
  */
