@@ -333,7 +333,7 @@ export class AdaptiveBatchSize {
   }
 
   /** Items per millisecond the queue serves at this size, all its concurrent batches together. */
-  private capacity(point: Measured): number {
+  private capacity(point: Pick<Measured, 'units' | 'ms'>): number {
     return (this.settings.maxConcurrentBatches * point.units) / point.ms
   }
 
@@ -463,7 +463,7 @@ export class AdaptiveBatchSize {
     const next = this.ladder[index]!
     const need = this.arrivalRate * HEADROOM
     if (this.usable(next, now)) return this.capacity(next) >= need
-    return (this.settings.maxConcurrentBatches * next.size) / current.ms >= need
+    return this.capacity({ units: next.size, ms: current.ms }) >= need
   }
 
   /** For the dashboard and tests: the sizes measured lately, with their mean time per batch. */
