@@ -26,8 +26,18 @@ const started = Date.now()
 // Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
 const durationS = quick ? 3 : 10
 const warmupS = quick ? 0.5 : 3
-/** Rounds for the rows that enter a ratio at c=64, measured round-robin; the median counts. */
-const RATIO_REPEATS = 3
+/** Rounds for the rows that enter a ratio, measured round-robin; the median of the rounds' ratios counts. */
+const RATIO_REPEATS = 5
+/**
+ * How long each row runs in one of those rounds. Five short rounds rather than three long ones: a
+ * shared machine's speed swings within seconds (the bare route read 16k to 44k req/s in the
+ * one-second windows of a single minute), and the more rounds a median takes, the less one slow
+ * stretch moves it. Over such a minute, three rounds of 3 s put the no-op deployment at 0.71 to 0.96
+ * of the bare route (true ratio 0.86), five rounds of 2 s at 0.76 to 0.92.
+ */
+const roundS = quick ? 2 : 6
+/** The open-loop latency rows' rounds, each durationS long: a p99 needs the samples more than the rounds. */
+const OPEN_LOOP_ROUNDS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
 
 type Row = LoadRow & { endpoint: string }
@@ -56,8 +66,10 @@ interface RowSpec {
  */
 async function interleaved(target: string, specs: RowSpec[], c: number, repeats: number, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> {
   for (const { server, endpoint } of specs) await prime(server.base, endpoint)
+  // A row measured once runs durationS; a ratio's rows run roundS in each of their rounds.
+  const rowS = repeats > 1 ? roundS : durationS
   const loads = specs.map(({ server, endpoint }) =>
-    loadSpec(endpoint, server.base, { target, connections: c, durationS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
+    loadSpec(endpoint, server.base, { target, connections: c, durationS: rowS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
   )
   const measured = await interleavedRows(loads, repeats, afterRound)
   return measured.map((row, i) => {
@@ -191,7 +203,7 @@ async function measureOpenLoop(server: Server): Promise<void> {
     await openLoop(spec(path, warmupS + 0.5, 99))
   }
   const runs = paths.map((): OpenLoopRow[] => [])
-  for (let round = 0; round < RATIO_REPEATS; round++) {
+  for (let round = 0; round < OPEN_LOOP_ROUNDS; round++) {
     for (const [i, path] of paths.entries()) runs[i]!.push(await openLoop(spec(path, durationS, round + 1)))
   }
   runs.forEach((rounds, i) => {
@@ -274,8 +286,8 @@ let isolateLimits: IsolateLimitRow[] = []
 let workerdDirectError: string | undefined
 try {
   ;[workerdDirectRows, isolateLimits] = await withServer([process.execPath, TSX, 'bench/workerd-direct.ts'], /READY (http:\/\/\S+)/, WORKERD_ENV, async (server) => {
-    // Quick mode: one round of each; the full run the ratios' three.
-    const served = await workerdServed('workerd-direct', server, quick ? 1 : RATIO_REPEATS)
+    // Every round in quick mode too: the workerd ratios rest on these rows alone.
+    const served = await workerdServed('workerd-direct', server, RATIO_REPEATS)
     // After the served rows, with no load on the server.
     const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
     for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
@@ -390,7 +402,7 @@ const ratios = {
   ...workerd.ratios,
 }
 const ratioNotes = {
-  deployment_route_vs_hono_c64: 'a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of 3 interleaved rounds\' ratios',
+  deployment_route_vs_hono_c64: `a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of ${RATIO_REPEATS} interleaved rounds' ratios`,
   batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
   ocr_batched_vs_unbatched_c64:
     "the OCR direction example as shipped (instances: 'auto', one single-threaded instance per core) over the same class at maxBatchSize 1 (one run of one item per request)",
@@ -465,7 +477,7 @@ const ocrServedBreakdown = {
 const results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
-  settings: { durationS, warmupS, ratioRepeats: RATIO_REPEATS, concurrency: CONCURRENCY },
+  settings: { durationS, warmupS, ratioRepeats: RATIO_REPEATS, roundS, openLoopRounds: OPEN_LOOP_ROUNDS, concurrency: CONCURRENCY },
   machine: machine(),
   engine,
   requestPath,
