@@ -26,16 +26,27 @@ const started = Date.now()
 // Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
 const durationS = quick ? 3 : 10
 const warmupS = quick ? 0.5 : 3
-/** Rounds for the rows that enter a ratio, measured round-robin; the median of the rounds' ratios counts. */
-const RATIO_REPEATS = 5
+/** How rows are measured: `count` rounds, round-robin, each row running `rowS` in each round. */
+interface Rounds {
+  count: number
+  rowS: number
+}
 /**
- * How long each row runs in one of those rounds. Five short rounds rather than three long ones: a
- * shared machine's speed swings within seconds (the bare route read 16k to 44k req/s in the
- * one-second windows of a single minute), and the more rounds a median takes, the less one slow
- * stretch moves it. Over such a minute, three rounds of 3 s put the no-op deployment at 0.71 to 0.96
- * of the bare route (true ratio 0.86), five rounds of 2 s at 0.76 to 0.92.
+ * The rows that enter a ratio: five short rounds rather than three long ones. A shared machine's
+ * speed swings within seconds (the bare route read 16k to 44k req/s in the one-second windows of a
+ * single minute), and the more rounds a median takes, the less one slow stretch moves it. Over such
+ * a minute, three rounds of 3 s put the no-op deployment at 0.71 to 0.96 of the bare route (true
+ * ratio 0.86), five rounds of 2 s at 0.76 to 0.92.
  */
-const roundS = quick ? 2 : 6
+const RATIO: Rounds = { count: 5, rowS: quick ? 2 : 6 }
+/** A row measured once. */
+const ONCE: Rounds = { count: 1, rowS: durationS }
+/**
+ * The adaptive batch-size rows, as the adaptive figures were first measured: the learner settles
+ * again each time its row begins, a larger share of a 2 s row (one quick run with 2 s rows read
+ * adaptive at 0.95 and 0.91 of the best fixed size on Node, where the runs before read 0.95 to 1.09).
+ */
+const ADAPTIVE_ROUNDS: Rounds = { count: 3, rowS: durationS }
 /** The open-loop latency rows' rounds, each durationS long: a p99 needs the samples more than the rounds. */
 const OPEN_LOOP_ROUNDS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
@@ -61,17 +72,15 @@ interface RowSpec {
 }
 
 /**
- * The rows at `c` connections, interleaved over `repeats` rounds, each probed with `probe` if given;
+ * The rows at `c` connections, interleaved over `rounds`, each probed with `probe` if given;
  * `afterRound` runs after each round, with no load on the server.
  */
-async function interleaved(target: string, specs: RowSpec[], c: number, repeats: number, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> {
+async function interleaved(target: string, specs: RowSpec[], c: number, rounds: Rounds, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> {
   for (const { server, endpoint } of specs) await prime(server.base, endpoint)
-  // A row measured once runs durationS; a ratio's rows run roundS in each of their rounds.
-  const rowS = repeats > 1 ? roundS : durationS
   const loads = specs.map(({ server, endpoint }) =>
-    loadSpec(endpoint, server.base, { target, connections: c, durationS: rowS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
+    loadSpec(endpoint, server.base, { target, connections: c, durationS: rounds.rowS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
   )
-  const measured = await interleavedRows(loads, repeats, afterRound)
+  const measured = await interleavedRows(loads, rounds.count, afterRound)
   return measured.map((row, i) => {
     const { endpoint, label } = specs[i]!
     log(
@@ -86,12 +95,12 @@ async function interleaved(target: string, specs: RowSpec[], c: number, repeats:
 }
 
 /** Rows for `endpoints` on one server, interleaved. */
-const rows = (target: string, server: Server, endpoints: Endpoint[], c: number, repeats = 1, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> =>
-  interleaved(target, endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })), c, repeats, probe, afterRound)
+const rows = (target: string, server: Server, endpoints: Endpoint[], c: number, rounds = ONCE, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> =>
+  interleaved(target, endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })), c, rounds, probe, afterRound)
 
 /** One endpoint's rows on each of `servers`, interleaved. */
-const rowsAcross = (target: string, servers: Server[], endpoint: Endpoint, c: number, repeats: number, probe?: string): Promise<Row[]> =>
-  interleaved(target, servers.map((server, i) => ({ server, endpoint, label: `${endpoint.name}, server ${i + 1}` })), c, repeats, probe)
+const rowsAcross = (target: string, servers: Server[], endpoint: Endpoint, c: number, rounds: Rounds, probe?: string): Promise<Row[]> =>
+  interleaved(target, servers.map((server, i) => ({ server, endpoint, label: `${endpoint.name}, server ${i + 1}` })), c, rounds, probe)
 
 async function withServer<R>(argv: string[], ready: RegExp, env: Record<string, string>, use: (server: Server) => Promise<R>): Promise<R> {
   const child = await startChild(argv, ready, env, 90_000)
@@ -170,14 +179,14 @@ async function measurePrepare(runtime: string, measure: () => Promise<PrepareRow
 }
 /**
  * Adaptive against every fixed maxBatchSize, per model and runtime, at c=64, round-robin in one
- * server, over RATIO_REPEATS rounds in quick mode too: on a shared machine one row's req/s moves
+ * server, over ADAPTIVE_ROUNDS in quick mode too: on a shared machine one row's req/s moves
  * by up to 2x with the CPU the server gets (the house-price rows followed the server's cores, 0.4
  * to 0.75), and the ratio takes the best of six fixed rows, the luckiest of them too.
  */
 type BatchSizeRow = Row & { runtime: string; model: string; setting: string }
 const batchSizes: BatchSizeRow[] = []
 async function measureBatchSizes(target: string, server: Server, model: 'ocr' | 'mlp'): Promise<void> {
-  const measured = await rows(target, server, batchSizeEndpoints(model, FIXED_SIZES), 64, RATIO_REPEATS)
+  const measured = await rows(target, server, batchSizeEndpoints(model, FIXED_SIZES), 64, ADAPTIVE_ROUNDS)
   const settings = [...FIXED_SIZES.map(String), 'adaptive']
   measured.forEach((row, i) => batchSizes.push({ ...row, runtime: target, model: model === 'ocr' ? 'ocr-direction' : 'house-price', setting: settings[i]! }))
 }
@@ -216,15 +225,15 @@ async function measureOpenLoop(server: Server): Promise<void> {
 const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   const out: Row[] = []
   // The ratio rows at c=64, round-robin with their baselines.
-  out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO_REPEATS)))
-  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO_REPEATS, PROBE, async () => limitWindows.push(await beside.measure()))))
+  out.push(...(await rows('node', server, [E.hello, E.noop, E.noopBatched], 64, RATIO)))
+  out.push(...(await rows('node', server, [E.ocrBatched, E.ocrUnbatched], 64, RATIO, PROBE, async () => limitWindows.push(await beside.measure()))))
   await beside.stop() // done with it; the finally below covers a failure before here
   // Not earlier: the limit process warms its model up while the server starts.
   await measurePrepare('node', () => prepareOverHttp('node', server.base, PREPARE_ROUNDS))
-  out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO_REPEATS)))
-  out.push(...(await rows('node', server, [E.jsonWeb, E.jsonHelpers], 64, RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.mlpBatched, E.honoJson], 64, RATIO)))
+  out.push(...(await rows('node', server, [E.jsonWeb, E.jsonHelpers], 64, RATIO)))
   // At c=1 the p50 moves by hundredths of a millisecond from run to run: one round in quick mode.
-  out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? 1 : RATIO_REPEATS)))
+  out.push(...(await rows('node', server, [E.mlpBatchedT0, E.mlpUnbatched], 1, quick ? ONCE : RATIO)))
   await measureBatchSizes('node', server, 'ocr')
   await measureOpenLoop(server)
   await measureBatchSizes('node', server, 'mlp')
@@ -248,8 +257,8 @@ const threadRows: (Row & { replicas: number; ortThreads: string })[] = []
 for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
   log(`node servers, OCR on 1 and on 2 thread replicas, ORT threads: ${ortThreads}`)
   const env = (replicas: number): Record<string, string> => ({ BENCH_OCR_REPLICAS: String(replicas), ...(ortThreads === '1' ? { EDGESERVE_NUM_THREADS: '1' } : {}) })
-  const repeats = ortThreads === '1' ? RATIO_REPEATS : 1
-  const pair = await nodeServers(['--threads'], [env(1), env(2)], (servers) => rowsAcross('node-threads', servers, E.ocrBatched, 64, repeats, PROBE))
+  const rounds = ortThreads === '1' ? RATIO : ONCE
+  const pair = await nodeServers(['--threads'], [env(1), env(2)], (servers) => rowsAcross('node-threads', servers, E.ocrBatched, 64, rounds, PROBE))
   pair.forEach((row, i) => threadRows.push({ ...row, replicas: i + 1, ortThreads }))
 }
 
@@ -268,9 +277,9 @@ const WORKERD_GROUPS = [
   [E.ocrBatched, E.ocrUnbatched],
   [E.mlpBatched, E.mlpUnbatched],
 ]
-const workerdServed = async (target: string, server: Server, repeats: number): Promise<Row[]> => {
+const workerdServed = async (target: string, server: Server, rounds: Rounds): Promise<Row[]> => {
   const out: Row[] = []
-  for (const group of WORKERD_GROUPS) out.push(...(await rows(target, server, group, 64, repeats)))
+  for (const group of WORKERD_GROUPS) out.push(...(await rows(target, server, group, 64, rounds)))
   return out
 }
 /** Each model's limit in one isolate (bench/isolate-limit.ts): OCR with and without its decode + preprocess, the MLP's run with its stack(). */
@@ -287,7 +296,7 @@ let workerdDirectError: string | undefined
 try {
   ;[workerdDirectRows, isolateLimits] = await withServer([process.execPath, TSX, 'bench/workerd-direct.ts'], /READY (http:\/\/\S+)/, WORKERD_ENV, async (server) => {
     // Every round in quick mode too: the workerd ratios rest on these rows alone.
-    const served = await workerdServed('workerd-direct', server, RATIO_REPEATS)
+    const served = await workerdServed('workerd-direct', server, RATIO)
     // After the served rows, with no load on the server.
     const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
     for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
@@ -310,7 +319,7 @@ try {
     async (server) => {
       await measurePrepare('workerd', () => prepareOverHttp('workerd', server.base, PREPARE_ROUNDS))
       await measureBatchSizes('workerd', server, 'ocr')
-      return quick ? await rows('workerd', server, [E.ocrBatched], 64) : await workerdServed('workerd', server, RATIO_REPEATS)
+      return quick ? await rows('workerd', server, [E.ocrBatched], 64) : await workerdServed('workerd', server, RATIO)
     },
   )
 } catch (error) {
@@ -402,7 +411,7 @@ const ratios = {
   ...workerd.ratios,
 }
 const ratioNotes = {
-  deployment_route_vs_hono_c64: `a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of ${RATIO_REPEATS} interleaved rounds' ratios`,
+  deployment_route_vs_hono_c64: `a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of ${RATIO.count} interleaved rounds' ratios`,
   batched_deployment_route_vs_hono_c64: 'a deployment whose fetch() awaits a no-op batched method, over the same bare route',
   ocr_batched_vs_unbatched_c64:
     "the OCR direction example as shipped (instances: 'auto', one single-threaded instance per core) over the same class at maxBatchSize 1 (one run of one item per request)",
@@ -477,7 +486,7 @@ const ocrServedBreakdown = {
 const results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
-  settings: { durationS, warmupS, ratioRepeats: RATIO_REPEATS, roundS, openLoopRounds: OPEN_LOOP_ROUNDS, concurrency: CONCURRENCY },
+  settings: { durationS, warmupS, ratioRepeats: RATIO.count, roundS: RATIO.rowS, adaptiveRounds: ADAPTIVE_ROUNDS, openLoopRounds: OPEN_LOOP_ROUNDS, concurrency: CONCURRENCY },
   machine: machine(),
   engine,
   requestPath,
