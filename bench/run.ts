@@ -42,9 +42,9 @@ const RATIO: Rounds = { count: 5, rowS: quick ? 2 : 6 }
 /** A row measured once. */
 const ONCE: Rounds = { count: 1, rowS: durationS }
 /**
- * The adaptive batch-size rows, as the adaptive figures were first measured: the learner settles
- * again each time its row begins, a larger share of a 2 s row (one quick run with 2 s rows read
- * adaptive at 0.95 and 0.91 of the best fixed size on Node, where the runs before read 0.95 to 1.09).
+ * The adaptive batch-size rows, as the adaptive figures were first measured, so that later runs
+ * compare with them. Row length showed no effect: on Node, adaptive read 0.95 and 0.91 of the best
+ * fixed size in a quick run with 2 s rows, 1.00 and 1.03, then 0.97 and 0.90, in two with 3 s rows.
  */
 const ADAPTIVE_ROUNDS: Rounds = { count: 3, rowS: durationS }
 /** The open-loop latency rows' rounds, each durationS long: a p99 needs the samples more than the rounds. */
