@@ -6,7 +6,7 @@
  */
 import { CALLERS, PER_CALLER, closedLoop, enginesAt } from './engine-workload.js'
 import { balancedOrders } from './balanced-order.js'
-import { median, quick } from './lib.js'
+import { median, quick, roundByRound } from './lib.js'
 
 const N = 64 * 1000 // items per burst: 1,000 batches of 64, all called at once
 const engines = enginesAt(64)
@@ -62,7 +62,7 @@ for (const { workload, items: count, run } of workloads) {
   for (const engine of engines) {
     const own = samples.get(engine.name)!
     const ns = median(own)
-    const vsDataLoader = median(own.map((t, round) => dataLoader[round]! / t))
+    const vsDataLoader = roundByRound(dataLoader, own)
     rows.push({ workload, engine: engine.name, itemsPerS: (count / ns) * 1e9, nsPerItem: ns / count, vsDataLoader, items: count, repeats: REPEATS })
   }
 }
