@@ -6,6 +6,7 @@
 import { ENDPOINTS as E, type Endpoint } from './endpoints.js'
 import type { IsolateLimitRow } from './isolate-limit.js'
 import type { LoadRow } from './http.js'
+import { roundByRound } from './lib.js'
 
 type Row = LoadRow & { endpoint: string }
 
@@ -31,6 +32,13 @@ const us = (rows: Row[], endpoint: Endpoint): number | null => {
   const rps = rpsOf(rows, endpoint)
   return rps !== null && rps > 0 ? 1e6 / rps : null
 }
+/** `endpoint`'s row over `baseline`'s, measured round-robin with it at c=64 (see roundByRound); null where either was not measured. */
+const versusOf = (rows: Row[], endpoint: Endpoint, baseline: Endpoint): number | null => {
+  const find = (e: Endpoint) => rows.find((r) => r.endpoint === e.name && r.connections === 64)
+  const row = find(endpoint)
+  const base = find(baseline)
+  return row && base ? roundByRound(row.roundsRequestsPerS, base.roundsRequestsPerS) : null
+}
 const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b)
 const over = (a: number | null, b: number | null) => (a === null || b === null || a === 0 ? null : b / a)
 
@@ -54,11 +62,11 @@ export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: Isolate
     if (rows.length === 0 || !rows.some((r) => r.endpoint === E.noop.name)) continue
     const rps = (endpoint: Endpoint) => rpsOf(rows, endpoint)
     const hello = rps(E.hello)
-    ratios[`workerd_deployment_route_vs_hono_c64${suffix}`] = over(hello, rps(E.noop))
-    notes[`workerd_deployment_route_vs_hono_c64${suffix}`] = `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64`
+    ratios[`workerd_deployment_route_vs_hono_c64${suffix}`] = versusOf(rows, E.noop, E.hello)
+    notes[`workerd_deployment_route_vs_hono_c64${suffix}`] = `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64, round by round`
     for (const m of MODELS) {
-      ratios[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = over(rps(m.unbatched), rps(m.batched))
-      notes[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = `${m.what} as shipped over its unbatched twin, ${way}, c=64`
+      ratios[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = versusOf(rows, m.batched, m.unbatched)
+      notes[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = `${m.what} as shipped over its unbatched twin, ${way}, c=64, round by round`
       const own = limits.filter((l) => l.model === m.key && l.mode === m.limitMode)
       const limit = own.length === 0 ? null : Math.max(...own.map((l) => l.itemsPerS))
       const ceiling = limit === null || hello === null ? null : Math.min(limit, hello)
