@@ -23,11 +23,15 @@ export const ENDPOINTS = {
   hello: { name: 'hono-hello', path: '/hello' },
   /** Workers only: workerd's hop into a Durable Object with no edgeserve on either side (apps/raw-hop.ts). */
   rawHop: { name: 'raw-hop', path: '/raw-hop' },
+  /** Workers only: the same answer through a Workers RPC call instead of stub.fetch. */
+  rawRpc: { name: 'raw-rpc', path: '/raw-rpc' },
   noop: { name: 'noop-deployment', path: '/noop', deployment: 'NoOp' },
   noopBatched: { name: 'noop-batched-deployment', path: '/noop-batched', deployment: 'BatchedNoOp' },
   ocrUnbatched: { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },
   ocrBatched: { name: 'ocr-batched', path: '/ocr', body: png, contentType: 'image/png', deployment: 'TextDirectionClassifier' },
   honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
+  /** Workers only: the house-price POST forwarded to an object that reads its JSON, nothing of edgeserve on either side. */
+  rawHopJson: { name: 'raw-hop-json', path: '/raw-hop-json', body: mlpBody, contentType: 'application/json' },
   mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
   mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
   jsonHelpers: { name: 'json-helpers', path: '/json-helpers', body: mlpBody, contentType: 'application/json', deployment: 'JsonHelpers' },

@@ -387,14 +387,27 @@ export function renderReport(results: any, template: string): { markdown: string
   return { markdown, svg: chart(results) }
 }
 
-/** What one request costs at c=64 on each route (1e6 / req/s), and the hop's parts: workerd's own, ours, the batch queue's. */
+/**
+ * What one request costs at c=64 on each route (1e6 / req/s), and the hop's parts: workerd's own (by
+ * stub.fetch and by RPC), ours, the batch queue's; then the same for the house-price POST.
+ */
 function hopTable(hops: any[]): string {
   if (hops.length === 0) return '_not measured_'
-  const us = (x: number | null) => (x === null ? '–' : `${f(x)} µs`)
-  const lines = ['| workerd | bare route | raw hop | no-op deployment | no-op batched | workerd\'s hop | ours | batch queue |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
+  const us = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${f(x)} µs`)
+  const lines = [
+    "| workerd | bare route | raw hop | raw RPC | no-op deployment | no-op batched | workerd's hop | workerd's RPC hop | ours | batch queue |",
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
   for (const h of hops) {
-    lines.push(`| ${h.way} | ${us(h.helloUs)} | ${us(h.rawHopUs)} | ${us(h.noopUs)} | ${us(h.noopBatchedUs)} | ${us(h.workerdHopUs)} | ${us(h.oursUs)} | ${us(h.batchUs)} |`)
+    lines.push(
+      `| ${h.way} | ${us(h.helloUs)} | ${us(h.rawHopUs)} | ${us(h.rawRpcUs)} | ${us(h.noopUs)} | ${us(h.noopBatchedUs)} | ${us(h.workerdHopUs)} | ${us(h.workerdRpcHopUs)} | ${us(h.oursUs)} | ${us(h.batchUs)} |`,
+    )
   }
+  // Results stored before the JSON rows existed have no such figures.
+  const json = hops.filter((h) => h.jsonUs !== undefined && h.jsonUs !== null)
+  if (json.length === 0) return lines.join('\n')
+  lines.push('', "| workerd, house-price POST | JSON route | raw JSON hop | MLP batched | workerd's hop | the MLP's deployment |", '| --- | ---: | ---: | ---: | ---: | ---: |')
+  for (const h of json) lines.push(`| ${h.way} | ${us(h.jsonUs)} | ${us(h.rawHopJsonUs)} | ${us(h.mlpUs)} | ${us(h.workerdJsonHopUs)} | ${us(h.mlpOverRawUs)} |`)
   return lines.join('\n')
 }
 

@@ -270,12 +270,14 @@ for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
 const WORKERD_ENV = { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS: '--initial-old-space-size=8' }
 /**
  * The workerd rows at c=64, each group round-robin: the hop (bare route, workerd's own hop into an
- * object with nothing of ours, a no-op deployment, a no-op batched one), then each model batched and unbatched.
+ * object with nothing of ours by stub.fetch and by RPC, a no-op deployment, a no-op batched one), then
+ * each model batched and unbatched; the MLP beside a Worker route reading the same JSON, and that
+ * POST forwarded to an object with nothing of ours.
  */
 const WORKERD_GROUPS = [
-  [E.hello, E.rawHop, E.noop, E.noopBatched],
+  [E.hello, E.rawHop, E.rawRpc, E.noop, E.noopBatched],
   [E.ocrBatched, E.ocrUnbatched],
-  [E.mlpBatched, E.mlpUnbatched],
+  [E.mlpBatched, E.mlpUnbatched, E.honoJson, E.rawHopJson],
 ]
 const workerdServed = async (target: string, server: Server, rounds: Rounds): Promise<Row[]> => {
   const out: Row[] = []

@@ -16,14 +16,24 @@ export interface HopBreakdown {
   /** 1e6 / req/s: what one request costs the server when its thread is saturated. */
   helloUs: number | null
   rawHopUs: number | null
+  rawRpcUs: number | null
   noopUs: number | null
   noopBatchedUs: number | null
   /** workerd's own stub.fetch into an object that answers at once. */
   workerdHopUs: number | null
+  /** The same hop as a Workers RPC call returning a string. */
+  workerdRpcHopUs: number | null
   /** edgeserve's part of a no-op deployment route: ingress, router, replica, and the object's side. */
   oursUs: number | null
   /** The batch queue on top of that. */
   batchUs: number | null
+  /** The house-price POST: a Worker route reading its JSON, that POST forwarded to an object with nothing of ours, and the MLP as shipped. */
+  jsonUs: number | null
+  rawHopJsonUs: number | null
+  mlpUs: number | null
+  /** workerd's hop for that POST, and what the MLP's deployment (ours and the model) adds to it. */
+  workerdJsonHopUs: number | null
+  mlpOverRawUs: number | null
 }
 
 /** req/s of `endpoint`'s row at c=64, or null where it was not measured. */
@@ -45,9 +55,29 @@ const over = (a: number | null, b: number | null) => (a === null || b === null |
 function hop(way: HopBreakdown['way'], rows: Row[]): HopBreakdown {
   const helloUs = us(rows, E.hello)
   const rawHopUs = us(rows, E.rawHop)
+  const rawRpcUs = us(rows, E.rawRpc)
   const noopUs = us(rows, E.noop)
   const noopBatchedUs = us(rows, E.noopBatched)
-  return { way, helloUs, rawHopUs, noopUs, noopBatchedUs, workerdHopUs: diff(rawHopUs, helloUs), oursUs: diff(noopUs, rawHopUs), batchUs: diff(noopBatchedUs, noopUs) }
+  const jsonUs = us(rows, E.honoJson)
+  const rawHopJsonUs = us(rows, E.rawHopJson)
+  const mlpUs = us(rows, E.mlpBatched)
+  return {
+    way,
+    helloUs,
+    rawHopUs,
+    rawRpcUs,
+    noopUs,
+    noopBatchedUs,
+    workerdHopUs: diff(rawHopUs, helloUs),
+    workerdRpcHopUs: diff(rawRpcUs, helloUs),
+    oursUs: diff(noopUs, rawHopUs),
+    batchUs: diff(noopBatchedUs, noopUs),
+    jsonUs,
+    rawHopJsonUs,
+    mlpUs,
+    workerdJsonHopUs: diff(rawHopJsonUs, jsonUs),
+    mlpOverRawUs: diff(mlpUs, rawHopJsonUs),
+  }
 }
 
 const MODELS = [
