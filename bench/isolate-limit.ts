@@ -24,35 +24,70 @@ export interface IsolateLimitRow {
 /** Work per timed request, against a request's own cost of a millisecond or two: `n` is set from a first timing. */
 const TARGET_MS = 250
 
+/** One case's cell: a model, its mode and a batch size. */
+export interface IsolateCell {
+  model: 'ocr' | 'mlp'
+  mode: 'run' | 'pipeline'
+  batch: number
+}
+
+/** Times requests to the Worker at `base` that run batches of `cell` inside its isolate. */
+class IsolateTimer {
+  readonly #image = new Uint8Array(readFileSync(join(ROOT, BENCH_IMAGE)))
+  constructor(private readonly base: string) {}
+
+  /** ms of one request running `n` batches of `cell`, timed by the client. */
+  async timed(cell: IsolateCell, n: number): Promise<number> {
+    const query = `model=${cell.model}&mode=${cell.mode}&b=${cell.batch}&n=${n}`
+    const t0 = performance.now()
+    const response = await fetch(`${this.base}/isolate-limit?${query}`, { method: 'POST', body: this.#image, headers: { 'content-type': 'image/png' } })
+    if (!response.ok) throw new Error(`/isolate-limit?${query}: ${response.status} ${await response.text()}`)
+    await response.arrayBuffer()
+    return performance.now() - t0
+  }
+
+  /** items/s of one window: `n` batches less a request that runs none. */
+  async window(cell: IsolateCell, n: number): Promise<number> {
+    const empty = await this.timed(cell, 0)
+    return ((n * cell.batch) / ((await this.timed(cell, n)) - empty)) * 1000
+  }
+}
+
 /** The limits of `cases` on the Worker at `base`, each the median of `rounds` differences. */
 export async function measureIsolateLimits(
   base: string,
   cases: { model: 'ocr' | 'mlp'; mode: 'run' | 'pipeline'; batches: number[] }[],
   rounds: number,
 ): Promise<IsolateLimitRow[]> {
-  const image = new Uint8Array(readFileSync(join(ROOT, BENCH_IMAGE)))
-  const timed = async (query: string): Promise<number> => {
-    const t0 = performance.now()
-    const response = await fetch(`${base}/isolate-limit?${query}`, { method: 'POST', body: image, headers: { 'content-type': 'image/png' } })
-    if (!response.ok) throw new Error(`/isolate-limit?${query}: ${response.status} ${await response.text()}`)
-    await response.arrayBuffer()
-    return performance.now() - t0
-  }
+  const timer = new IsolateTimer(base)
   const rows: IsolateLimitRow[] = []
   for (const { model, mode, batches } of cases) {
     for (const batch of batches) {
-      const query = `model=${model}&mode=${mode}&b=${batch}`
-      // Model load and tier-up, then n from one timing of 4 batches.
-      await timed(`${query}&n=4`)
-      const msPerBatch = Math.max(0.005, ((await timed(`${query}&n=4`)) - (await timed(`${query}&n=0`))) / 4)
+      const cell = { model, mode, batch }
+      // Model load, then n from one timing of 4 batches.
+      await timer.timed(cell, 4)
+      const msPerBatch = Math.max(0.005, ((await timer.timed(cell, 4)) - (await timer.timed(cell, 0))) / 4)
       const n = Math.min(100_000, Math.max(1, Math.round(TARGET_MS / msPerBatch)))
+      // One window's work untimed: the first cell measured in a fresh isolate otherwise runs
+      // before the model's WebAssembly has tiered up (88 items/s at batch 1, against 246 warm).
+      await timer.timed(cell, n)
       const perRound: number[] = []
-      for (let r = 0; r < rounds; r++) {
-        const empty = await timed(`${query}&n=0`)
-        perRound.push((n * batch) / ((await timed(`${query}&n=${n}`)) - empty) * 1000)
-      }
+      for (let r = 0; r < rounds; r++) perRound.push(await timer.window(cell, n))
       rows.push({ model, mode, batch, itemsPerS: median(perRound), rounds: perRound })
     }
   }
   return rows
+}
+
+/**
+ * `limit`'s cell, measured again in one window each time it is called: beside
+ * served rows, one window after each of their rounds. This machine's speed
+ * moves by up to two times from minute to minute, so a ceiling measured
+ * minutes away from the rows it divides says more of the minute than of them.
+ */
+export function isolateLimitBeside(base: string, limit: IsolateLimitRow): { measure: () => Promise<void>; windows: number[] } {
+  const timer = new IsolateTimer(base)
+  const n = Math.min(100_000, Math.max(1, Math.round((TARGET_MS / 1000) * (limit.itemsPerS / limit.batch))))
+  const windows: number[] = []
+  return { windows, measure: async () => void windows.push(await timer.window(limit, n)) }
 }

@@ -18,7 +18,7 @@ import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
 import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.js'
 import { renderReport } from './report.js'
-import { measureIsolateLimits, type IsolateLimitRow } from './isolate-limit.js'
+import { isolateLimitBeside, measureIsolateLimits, type IsolateLimitRow } from './isolate-limit.js'
 import { workerdRatios } from './workerd-ratios.js'
 import { adaptiveVsBestFixed } from './adaptive-ratio.js'
 
@@ -279,9 +279,10 @@ const WORKERD_GROUPS = [
   [E.ocrBatched, E.ocrUnbatched],
   [E.mlpBatched, E.mlpUnbatched, E.honoJson, E.rawHopJson],
 ]
-const workerdServed = async (target: string, server: Server, rounds: Rounds): Promise<Row[]> => {
+/** The workerd rows; `afterOcrRound` runs after each round of the OCR group, with no load on the server. */
+const workerdServed = async (target: string, server: Server, rounds: Rounds, afterOcrRound?: () => Promise<unknown>): Promise<Row[]> => {
   const out: Row[] = []
-  for (const group of WORKERD_GROUPS) out.push(...(await rows(target, server, group, 64, rounds)))
+  for (const group of WORKERD_GROUPS) out.push(...(await rows(target, server, group, 64, rounds, undefined, group.includes(E.ocrBatched) ? afterOcrRound : undefined)))
   return out
 }
 /** Each model's limit in one isolate (bench/isolate-limit.ts): OCR with and without its decode + preprocess, the MLP's run with its stack(). */
@@ -294,14 +295,20 @@ const ISOLATE_CASES = [
 log('workerd direct (Miniflare, no wrangler dev)')
 let workerdDirectRows: Row[] = []
 let isolateLimits: IsolateLimitRow[] = []
+let ocrIsolateLimitBeside: { batch: number; windows: number[] } | undefined
 let workerdDirectError: string | undefined
 try {
   ;[workerdDirectRows, isolateLimits] = await withServer([process.execPath, TSX, 'bench/workerd-direct.ts'], /READY (http:\/\/\S+)/, WORKERD_ENV, async (server) => {
-    // Every round in quick mode too: the workerd ratios rest on these rows alone.
-    const served = await workerdServed('workerd-direct', server, RATIO)
-    // After the served rows, with no load on the server.
+    // Before the served rows, with no load on the server: OCR's best cell is then measured again
+    // after each round of its served rows, and that is the ceiling its served ratio divides by.
     const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
     for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
+    const ocrBest = limits.filter((l) => l.model === 'ocr' && l.mode === 'pipeline').reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
+    const beside = isolateLimitBeside(server.base, ocrBest)
+    ocrIsolateLimitBeside = { batch: ocrBest.batch, windows: beside.windows }
+    // Every round in quick mode too: the workerd ratios rest on these rows alone.
+    const served = await workerdServed('workerd-direct', server, RATIO, beside.measure)
+    log(`workerd isolate limit ocr pipeline batch ${ocrBest.batch} beside the served rows: ${beside.windows.map((w) => w.toFixed(0)).join(', ')} items/s`)
     return [served, limits] as const
   })
 } catch (error) {
@@ -390,7 +397,7 @@ const jsonWebTime = serverTime(E.jsonWeb)
 const jsonHelpersTime = serverTime(E.jsonHelpers)
 const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
-const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits)
+const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits, ocrIsolateLimitBeside)
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
 const threadRounds = (replicas: number) => threadRows.find((r) => r.replicas === replicas && r.ortThreads === '1')!.roundsRequestsPerS
 /** A row over its baseline, measured round-robin with it in the same server at c=64: see roundByRound. */
@@ -502,6 +509,7 @@ const results = {
   workerdDirect: workerdDirectRows,
   workerdDirectError,
   isolateLimits,
+  ocrIsolateLimitBeside,
   workerdHop: workerd.hop,
   prepare,
   prepareErrors,

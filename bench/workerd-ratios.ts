@@ -6,7 +6,7 @@
 import { ENDPOINTS as E, type Endpoint } from './endpoints.js'
 import type { IsolateLimitRow } from './isolate-limit.js'
 import type { LoadRow } from './http.js'
-import { roundByRound } from './lib.js'
+import { median, roundByRound } from './lib.js'
 
 type Row = LoadRow & { endpoint: string }
 
@@ -85,7 +85,11 @@ const MODELS = [
   { key: 'mlp', batched: E.mlpBatched, unbatched: E.mlpUnbatched, limitMode: 'run', what: 'house-price MLP' },
 ] as const
 
-export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: IsolateLimitRow[]) {
+/**
+ * `ocrBeside`: OCR's best cell in one isolate, measured again after each round of its served rows
+ * against workerd directly; its median is then the model's limit in that way's ceiling.
+ */
+export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: IsolateLimitRow[], ocrBeside?: { batch: number; windows: number[] }) {
   const ratios: Record<string, number | null> = {}
   const notes: Record<string, string> = {}
   for (const [suffix, rows, way] of [['', direct, 'against workerd directly (Miniflare, no wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
@@ -98,12 +102,17 @@ export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: Isolate
       ratios[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = versusOf(rows, m.batched, m.unbatched)
       notes[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = `${m.what} as shipped over its unbatched twin, ${way}, c=64, round by round`
       const own = limits.filter((l) => l.model === m.key && l.mode === m.limitMode)
-      const limit = own.length === 0 ? null : Math.max(...own.map((l) => l.itemsPerS))
+      const beside = m.key === 'ocr' && suffix === '' && ocrBeside && ocrBeside.windows.length > 0 ? ocrBeside : undefined
+      const limit = beside ? median(beside.windows) : own.length === 0 ? null : Math.max(...own.map((l) => l.itemsPerS))
       const ceiling = limit === null || hello === null ? null : Math.min(limit, hello)
       ratios[`workerd_${m.key}_served_vs_ceiling_c64${suffix}`] = over(ceiling, rps(m.batched))
       notes[`workerd_${m.key}_served_vs_ceiling_c64${suffix}`] =
         `batched req/s ${way} over the lesser of the model's best ${m.limitMode === 'pipeline' ? 'decode + preprocess + run' : 'run'} items/s in one isolate ` +
-        `(${limit === null ? '–' : limit.toFixed(0)}, batches of ${own.map((l) => l.batch).join(', ')}) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)})`
+        `(${limit === null ? '–' : limit.toFixed(0)}, ` +
+        (beside
+          ? `batch ${beside.batch}, the best of batches ${own.map((l) => l.batch).join(', ')}, measured again after each round of the served rows`
+          : `batches of ${own.map((l) => l.batch).join(', ')}`) +
+        `) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)})`
     }
   }
   return { ratios, notes, hop: [hop('direct', direct), hop('wrangler dev', wranglerDev)].filter((h) => h.helloUs !== null) }
