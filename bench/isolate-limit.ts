@@ -25,7 +25,7 @@ export interface IsolateLimitRow {
 const TARGET_MS = 250
 
 /** One case's cell: a model, its mode and a batch size. */
-export interface IsolateCell {
+interface IsolateCell {
   model: 'ocr' | 'mlp'
   mode: 'run' | 'pipeline'
   batch: number
@@ -69,7 +69,7 @@ export async function measureIsolateLimits(
       const msPerBatch = Math.max(0.005, ((await timer.timed(cell, 4)) - (await timer.timed(cell, 0))) / 4)
       const n = Math.min(100_000, Math.max(1, Math.round(TARGET_MS / msPerBatch)))
       // One window's work untimed: the first cell measured in a fresh isolate otherwise runs
-      // before the model's WebAssembly has tiered up (88 items/s at batch 1, against 246 warm).
+      // before the model's WebAssembly has tiered up, at about a third of its warm rate.
       await timer.timed(cell, n)
       const perRound: number[] = []
       for (let r = 0; r < rounds; r++) perRound.push(await timer.window(cell, n))
