@@ -23,6 +23,8 @@ export interface IsolateLimitRow {
 
 /** Work per timed request, against a request's own cost of a millisecond or two: `n` is set from a first timing. */
 const TARGET_MS = 250
+/** How many batches make one timed request of about TARGET_MS, at `msPerBatch`. */
+const batchesPerWindow = (msPerBatch: number): number => Math.min(100_000, Math.max(1, Math.round(TARGET_MS / msPerBatch)))
 
 /** One case's cell: a model, its mode and a batch size. */
 interface IsolateCell {
@@ -67,7 +69,7 @@ export async function measureIsolateLimits(
       // Model load, then n from one timing of 4 batches.
       await timer.timed(cell, 4)
       const msPerBatch = Math.max(0.005, ((await timer.timed(cell, 4)) - (await timer.timed(cell, 0))) / 4)
-      const n = Math.min(100_000, Math.max(1, Math.round(TARGET_MS / msPerBatch)))
+      const n = batchesPerWindow(msPerBatch)
       // One window's work untimed: the first cell measured in a fresh isolate otherwise runs
       // before the model's WebAssembly has tiered up, at about a third of its warm rate.
       await timer.timed(cell, n)
@@ -87,7 +89,7 @@ export async function measureIsolateLimits(
  */
 export function isolateLimitBeside(base: string, limit: IsolateLimitRow): { measure: () => Promise<void>; windows: number[] } {
   const timer = new IsolateTimer(base)
-  const n = Math.min(100_000, Math.max(1, Math.round((TARGET_MS / 1000) * (limit.itemsPerS / limit.batch))))
+  const n = batchesPerWindow((limit.batch / limit.itemsPerS) * 1000)
   const windows: number[] = []
   return { windows, measure: async () => void windows.push(await timer.window(limit, n)) }
 }

@@ -36,17 +36,18 @@ export interface HopBreakdown {
   mlpOverRawUs: number | null
 }
 
+/** `endpoint`'s row at c=64, or undefined where it was not measured. */
+const rowOf = (rows: Row[], endpoint: Endpoint): Row | undefined => rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)
 /** req/s of `endpoint`'s row at c=64, or null where it was not measured. */
-const rpsOf = (rows: Row[], endpoint: Endpoint): number | null => rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)?.requestsPerS ?? null
+const rpsOf = (rows: Row[], endpoint: Endpoint): number | null => rowOf(rows, endpoint)?.requestsPerS ?? null
 const us = (rows: Row[], endpoint: Endpoint): number | null => {
   const rps = rpsOf(rows, endpoint)
   return rps !== null && rps > 0 ? 1e6 / rps : null
 }
 /** `endpoint`'s row over `baseline`'s, measured round-robin with it at c=64 (see roundByRound); null where either was not measured. */
 const versusOf = (rows: Row[], endpoint: Endpoint, baseline: Endpoint): number | null => {
-  const find = (e: Endpoint) => rows.find((r) => r.endpoint === e.name && r.connections === 64)
-  const row = find(endpoint)
-  const base = find(baseline)
+  const row = rowOf(rows, endpoint)
+  const base = rowOf(rows, baseline)
   return row && base ? roundByRound(row.roundsRequestsPerS, base.roundsRequestsPerS) : null
 }
 const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b)
