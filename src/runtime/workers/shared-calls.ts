@@ -7,6 +7,8 @@ export type WaitUntil = (work: Promise<unknown>) => void
 /** The most requests in one shared call, and the most body bytes. */
 const MOST_REQUESTS = 128
 const MOST_BYTES = 4 * 1024 * 1024
+/** The longest a waiting request sleeps between looks at its answer. */
+const MOST_NAP_MS = 50
 
 /**
  * How long a request waits for a shared call's answer before it counts the
@@ -52,8 +54,6 @@ interface Waiter {
 export class SharedCalls {
   #open: Waiter[] | undefined
   #bytes = 0
-  /** How long the last call took to answer: a waiting request first sleeps about that long. */
-  #lastCallMs = 1
 
   constructor(private readonly send: (requests: CarriedRequest[]) => Promise<CarriedAnswer[]>) {}
 
@@ -68,13 +68,16 @@ export class SharedCalls {
     return this.#answerOf(waiter)
   }
 
-  /** Sleep about as long as the last call took, then look each millisecond. */
+  /**
+   * Look each millisecond, then less often as the wait grows: never later
+   * than an eighth of the wait so far after the answer came (50 ms at most),
+   * so that a long wait (a slow model) costs a few wake-ups, not hundreds.
+   */
   async #answerOf(waiter: Waiter): Promise<CarriedAnswer> {
     const started = Date.now()
-    let nap = this.#lastCallMs
     while (waiter.outcome === undefined) {
-      await new Promise((wake) => setTimeout(wake, nap))
-      nap = 1
+      const waited = Date.now() - started
+      await new Promise((wake) => setTimeout(wake, Math.min(MOST_NAP_MS, Math.max(1, Math.floor(waited / 8)))))
       if (waiter.outcome === undefined && Date.now() - started > SHARED_CALL_LOST_MS) {
         throw new ReplicaUnavailableError(
           `no answer came from the replica's shared call within ${SHARED_CALL_LOST_MS / 1000} s; the request that sent it was torn down`,
@@ -105,7 +108,6 @@ export class SharedCalls {
     const waiters = this.#open!
     this.#open = undefined
     if (waiters.length === 0) return
-    const sentAt = Date.now()
     const handOut = async () => {
       try {
         const answers = await this.send(waiters.map((waiter) => waiter.request))
@@ -114,7 +116,6 @@ export class SharedCalls {
       } catch (error) {
         for (const waiter of waiters) waiter.outcome = { error }
       }
-      this.#lastCallMs = Math.max(1, Date.now() - sentAt)
     }
     sender.waitUntil(handOut())
   }
