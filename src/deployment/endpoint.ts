@@ -13,12 +13,6 @@ export interface ReplicaCall {
   readonly idempotent?: boolean | undefined
   /** The model a multiplexed deployment serves the call with (already checked). */
   readonly multiplexedModelId?: string | undefined
-  /**
-   * Keeps work alive past the request's answer or its client's leaving:
-   * Workers' `ctx.waitUntil`, for a Durable Object's client that carries
-   * several requests in one call.
-   */
-  readonly waitUntil?: ((work: Promise<unknown>) => void) | undefined
 }
 
 export interface ReplicaHealth {

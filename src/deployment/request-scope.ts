@@ -39,8 +39,6 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   /** What `signal` gives, once asked: this scope, or the caller's own signal. */
   private given: CancelSignal | undefined = undefined
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
-  /** Workers' `ctx.waitUntil` for this request, set by the ingress there (see ReplicaCall). */
-  waitUntil: ((work: Promise<unknown>) => void) | undefined = undefined
 
   constructor(
     readonly origin: 'http' | 'handle',

@@ -53,8 +53,6 @@ export function ingress(deployment: Deployment): IngressHandler {
         watch !== undefined ? undefined : c.req.raw.signal,
       )
       watch?.call(env, scope)
-      // Workers: a Durable Object's client may carry this request in a call another request sends.
-      if (!(set instanceof ReplicaSet)) scope.waitUntil = waitUntilOf(c)
       let replica = router.tryAcquire(scope.multiplexedModelId)
       if (replica < 0) replica = await router.acquire(scope.signal, scope.multiplexedModelId)
       try {
@@ -75,16 +73,6 @@ export function ingress(deployment: Deployment): IngressHandler {
     }
   }
   return Object.assign(handler, { [ingressDeployment]: deployment })
-}
-
-/** The request's `ctx.waitUntil` where the runtime gives one (Hono's getter throws where it does not). */
-function waitUntilOf(c: Context): ((work: Promise<unknown>) => void) | undefined {
-  try {
-    const context = c.executionCtx
-    return (work) => context.waitUntil(work)
-  } catch {
-    return undefined
-  }
 }
 
 /**

@@ -10,7 +10,6 @@ import { oneReplicaTenants, tenantApp, tenants } from '../support/tenant-app.js'
 import { itemPredictor, malformedItemApp, requestsPredictor } from '../support/malformed-item-app.js'
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 import { overloadApp } from './overload-app.js'
-import { sharedCallsApp } from './shared-calls-app.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -173,8 +172,6 @@ app.route('/', tenantApp)
 app.route('/', malformedItemApp)
 // Durable Objects that refuse as overloaded ones do (test/workers/overload-app.ts).
 app.route('/', overloadApp)
-// An object that records the shared calls it receives (test/workers/shared-calls-app.ts).
-app.route('/', sharedCallsApp)
 
 export default serveWorker(app)
 export const TenantModels = durableObject(tenants)
@@ -185,7 +182,6 @@ export const MalformedItemPredictor = durableObject(itemPredictor)
 export const MalformedRequestsPredictor = durableObject(requestsPredictor)
 export const Recorder = durableObject(recorder)
 export { OverloadedAlone, OverloadedPair } from './overload-app.js'
-export { SharedEcho } from './shared-calls-app.js'
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {
   async resetForTest(reason: string): Promise<void> {

@@ -7,8 +7,6 @@ import type { MetricsSnapshot } from '../../metrics/registry.js'
 import type { Router } from '../../deployment/router.js'
 import { CoordinatedScaling, type CoordinatorStub } from './coordinated-scaling.js'
 import { coordinatorName, type ReplicaControl } from './coordinator.js'
-import { canCarry, carriedRequestOf, requestOf, responseOfWhole, type CarriedAnswer, type CarriedRequest } from './carried-request.js'
-import { SharedCalls } from './shared-calls.js'
 
 /**
  * What this adapter calls on a replica's Durable Object: `fetch`, and the RPC
@@ -16,10 +14,6 @@ import { SharedCalls } from './shared-calls.js'
  */
 export interface ReplicaStub extends ReplicaControl, CoordinatorStub {
   fetch(request: Request): Promise<Response>
-  /** A shared call: several requests of one Worker isolate, as plain data (see shared-calls.ts). */
-  fetchMany(requests: CarriedRequest[]): Promise<CarriedAnswer[]>
-  /** An answer of a shared call kept for its request to take with its own call. */
-  claim(claim: number): Promise<Response>
   /** A handle call. Signals cannot cross RPC; the deadline and the model id do. */
   invoke(method: string, args: unknown[], call?: { deadline?: number | undefined; multiplexedModelId?: string | undefined }): Promise<Outcome>
   metrics(): Promise<MetricsSnapshot>
@@ -57,8 +51,6 @@ function isNamespace(value: unknown): value is Namespace {
  * running twice or hanging.
  */
 export class DurableObjectReplica implements ReplicaEndpoint {
-  readonly #shared = new SharedCalls((requests) => this.#stub().fetchMany(requests))
-
   constructor(
     private readonly namespace: Namespace,
     private readonly name: string,
@@ -66,38 +58,17 @@ export class DurableObjectReplica implements ReplicaEndpoint {
     private readonly index: number,
   ) {}
 
-  async fetch(request: Request, call: ReplicaCall): Promise<Response> {
+  fetch(request: Request): Promise<Response> {
     // The object computes the deadline itself from requestTimeoutS, and reads the model id from the
     // request's header; a Request carries nothing else.
     const idempotent = request.method === 'GET' || request.method === 'HEAD'
-    const what = `${request.method} request`
-    if (call.waitUntil === undefined || !canCarry(request)) return this.#withRetry(idempotent, what, () => this.#stub().fetch(request))
-    // Carried with the others that arrive meanwhile; a retry after a reset goes on its own.
-    const carried = await carriedRequestOf(request)
-    const { waitUntil } = call
-    return this.#withRetry(
-      idempotent,
-      what,
-      async () => this.#answerOf(await this.#shared.carry(carried, waitUntil)),
-      () => this.#stub().fetch(requestOf(carried)),
-    )
-  }
-
-  /** A shared call's answer to one request: whole, claimed with a call of the request's own, or the object's error. */
-  #answerOf(answer: CarriedAnswer): Promise<Response> | Response {
-    if ('claim' in answer) return this.#stub().claim(answer.claim)
-    if ('error' in answer) {
-      // With workerd's marks, as a call of the request's own would have rejected: #withRetry reads them.
-      const { message, ...marks } = answer.error
-      throw Object.assign(new Error(message), marks)
-    }
-    return responseOfWhole(answer)
+    return this.#withRetry(idempotent, `${request.method} request`, (stub) => stub.fetch(request))
   }
 
   invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
     // Signals cannot cross RPC; the deadline and the model id can.
     const { deadline, multiplexedModelId } = call
-    return this.#withRetry(call.idempotent === true, `call of ${method}()`, () => this.#stub().invoke(method, args, { deadline, multiplexedModelId }))
+    return this.#withRetry(call.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, { deadline, multiplexedModelId }))
   }
 
   metrics(): Promise<MetricsSnapshot> {
@@ -119,9 +90,9 @@ export class DurableObjectReplica implements ReplicaEndpoint {
     return this.namespace.get(this.namespace.idFromName(this.name)) as ReplicaStub
   }
 
-  async #withRetry<R>(idempotent: boolean, what: string, call: () => Promise<R>, again: () => Promise<R> = call): Promise<R> {
+  async #withRetry<R>(idempotent: boolean, what: string, call: (stub: ReplicaStub) => Promise<R>): Promise<R> {
     try {
-      return await call()
+      return await call(this.#stub())
     } catch (error) {
       // First: an overload may also be marked retryable, and must not be retried on the same object.
       if (isOverloaded(error)) throw this.#overloaded(error, what)
@@ -133,7 +104,7 @@ export class DurableObjectReplica implements ReplicaEndpoint {
         )
       }
       try {
-        return await again()
+        return await call(this.#stub())
       } catch (retryError) {
         if (isOverloaded(retryError)) throw this.#overloaded(retryError, what)
         if (!isReset(retryError)) throw retryError

@@ -12,8 +12,6 @@ import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import { stubOf } from './durable-object-replica.js'
 import { coordinatorName, ScaleCoordinator, type CoordinatorStatus, type ScaleReport } from './coordinator.js'
-import { requestOf, type CarriedAnswer, type CarriedRequest } from './carried-request.js'
-import { CarriedAnswers } from './carried-answers.js'
 
 /**
  * The Durable Object that hosts one replica. `durableObject(deployment)`
@@ -32,7 +30,6 @@ export class ReplicaObject extends DurableObject<unknown> {
   declare readonly ctx: DurableObjectState
   declare readonly env: unknown
   #replica: Replica | undefined
-  readonly #carried = new CarriedAnswers()
   #coordinator: ScaleCoordinator | undefined
   /** Requests and calls inside this object now. */
   #ongoing = 0
@@ -76,24 +73,6 @@ export class ReplicaObject extends DurableObject<unknown> {
       if (hasSmallBody(request)) await readIfUnread(request)
       this.#answered()
     }
-  }
-
-  /**
-   * A shared call: the requests a Worker isolate received together for this
-   * replica (see shared-calls.ts). Each goes through this object's `fetch()`,
-   * as its own call would, a subclass's override included.
-   */
-  async fetchMany(requests: CarriedRequest[]): Promise<CarriedAnswer[]> {
-    return this.#carried.answer(requests.map((carried) => this.#fetchCarried(carried)))
-  }
-
-  /** An answer of a shared call that its request claims with a call of its own: it streams, is large, or was late. */
-  async claim(claim: number): Promise<Response> {
-    return this.#carried.claim(claim)
-  }
-
-  async #fetchCarried(carried: CarriedRequest): Promise<Response> {
-    return this.fetch(requestOf(carried))
   }
 
   /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline and the model id do. */
