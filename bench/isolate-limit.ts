@@ -26,12 +26,8 @@ const TARGET_MS = 250
 /** How many batches make one timed request of about TARGET_MS, at `msPerBatch`. */
 const batchesPerWindow = (msPerBatch: number): number => Math.min(100_000, Math.max(1, Math.round(TARGET_MS / msPerBatch)))
 
-/** One case's cell: a model, its mode and a batch size. */
-interface IsolateCell {
-  model: 'ocr' | 'mlp'
-  mode: 'run' | 'pipeline'
-  batch: number
-}
+/** One case's cell: a model, its mode and a batch size, as its row names them. */
+type IsolateCell = Pick<IsolateLimitRow, 'model' | 'mode' | 'batch'>
 
 /** Times requests to the Worker at `base` that run batches of `cell` inside its isolate. */
 class IsolateTimer {
@@ -58,7 +54,7 @@ class IsolateTimer {
 /** The limits of `cases` on the Worker at `base`, each the median of `rounds` differences. */
 export async function measureIsolateLimits(
   base: string,
-  cases: { model: 'ocr' | 'mlp'; mode: 'run' | 'pipeline'; batches: number[] }[],
+  cases: (Omit<IsolateCell, 'batch'> & { batches: number[] })[],
   rounds: number,
 ): Promise<IsolateLimitRow[]> {
   const timer = new IsolateTimer(base)
