@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, median } from './lib.js'
-import { BENCH_IMAGE } from './model-limit.js'
+import { BENCH_IMAGE, limitBeside } from './model-limit.js'
 
 export interface IsolateLimitRow {
   model: 'ocr' | 'mlp'
@@ -88,4 +88,32 @@ export function isolateLimitBeside(base: string, limit: IsolateLimitRow): { meas
   const n = batchesPerWindow((limit.batch / limit.itemsPerS) * 1000)
   const windows: number[] = []
   return { windows, measure: async () => void windows.push(await timer.window(limit, n)) }
+}
+
+/** One cell's windows in a workerd isolate and in a Node process, taken in turn. */
+export interface IsolateAgainstNode {
+  batch: number
+  isolate: number[]
+  node: number[]
+}
+
+/**
+ * `limit`'s cell (the OCR pipeline) in one workerd isolate against the same
+ * work in a Node process on one ORT thread, one window each in turn, so that
+ * the machine's drift hits both alike: what running in workerd costs the
+ * model itself, with HTTP and the hop out of both figures.
+ */
+export async function isolateAgainstNode(base: string, limit: IsolateLimitRow, rounds: number, options: { quick: boolean }): Promise<IsolateAgainstNode> {
+  const node = limitBeside({ threads: 1, instances: 1, batch: limit.batch }, options)
+  const isolate = isolateLimitBeside(base, limit)
+  const nodeWindows: number[] = []
+  try {
+    for (let r = 0; r < rounds; r++) {
+      nodeWindows.push(await node.measure())
+      await isolate.measure()
+    }
+  } finally {
+    await node.stop()
+  }
+  return { batch: limit.batch, isolate: isolate.windows, node: nodeWindows }
 }

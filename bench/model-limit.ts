@@ -110,20 +110,24 @@ export async function measureModelLimit(options: { quick: boolean }): Promise<Mo
   }
 }
 
-/** The command-line arguments that measure `best`'s layout. */
-const layoutArgs = (best: Best): string[] => (best.instances > 1 ? ['--instances', String(best.instances)] : ['--threads', String(best.threads)])
+/** A layout and the batch size its windows run. */
+type Layout = Pick<Best, 'threads' | 'instances' | 'batch'>
+
+/** The command-line arguments that measure `layout`. */
+const layoutArgs = (layout: Layout): string[] => (layout.instances > 1 ? ['--instances', String(layout.instances)] : ['--threads', String(layout.threads)])
 
 /**
- * The best layout's best batch size, measured again beside the served rows:
- * a process that holds the model warm and runs one window of the pipeline
+ * A layout's pipeline at one batch size, measured again beside other work
+ * (the best layout's best cell beside the served rows, one thread beside a
+ * workerd isolate's windows): a process that holds the model warm and runs one window of the pipeline
  * each time it is asked. This machine's speed moves by up to two times from
  * minute to minute, and the limit phase ends a minute or more before the
  * served OCR rows begin; a window taken right after each served round is
  * measured at the same speed the round was. The process is idle while the
  * rows run.
  */
-export function limitBeside(best: Best, options: { quick: boolean }): { measure(): Promise<number>; stop(): Promise<void> } {
-  const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(best), '--beside', String(best.batch), ...(options.quick ? ['--quick'] : [])]
+export function limitBeside(layout: Layout, options: { quick: boolean }): { measure(): Promise<number>; stop(): Promise<void> } {
+  const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(layout), '--beside', String(layout.batch), ...(options.quick ? ['--quick'] : [])]
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
   /** The next line that `accept` takes; the process's log lines (JSON with an `event`) in between are skipped. */

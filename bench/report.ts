@@ -373,6 +373,7 @@ export function renderReport(results: any, template: string): { markdown: string
       (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
     WORKERD_HOP: hopTable(results.workerdHop ?? []),
     ISOLATE_LIMITS: isolateLimitTable(results.isolateLimits ?? []),
+    ISOLATE_VS_NODE: isolateVersusNodeText(results.ocrIsolateAgainstNode, results.ratios.workerd_ocr_isolate_vs_node_one_thread),
     RATIOS: ratioLines.join('\n'),
     OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
     PREPARE: prepareLines.join('\n'),
@@ -409,6 +410,13 @@ function hopTable(hops: any[]): string {
   lines.push('', "| workerd, house-price POST | JSON route | raw JSON hop | MLP batched | workerd's hop | the MLP's deployment |", '| --- | ---: | ---: | ---: | ---: | ---: |')
   for (const h of json) lines.push(`| ${h.way} | ${us(h.jsonUs)} | ${us(h.rawHopJsonUs)} | ${us(h.mlpUs)} | ${us(h.workerdJsonHopUs)} | ${us(h.mlpOverRawUs)} |`)
   return lines.join('\n')
+}
+
+/** The OCR pipeline's windows in one isolate and in Node on one thread, and their ratio. */
+function isolateVersusNodeText(pair: { batch: number; isolate: number[]; node: number[] } | undefined, ratio: number | undefined): string {
+  if (!pair || pair.isolate.length === 0) return '_not measured_'
+  const windows = (xs: number[]) => xs.map((x) => f(x)).join(', ')
+  return `at batch ${pair.batch}, workerd ${windows(pair.isolate)} and Node ${windows(pair.node)} items/s, ${f(ratio, 2)}× round by round`
 }
 
 /** items/s per batch size of each model in one isolate, one row per model and mode. */

@@ -18,7 +18,7 @@ import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
 import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.js'
 import { renderReport } from './report.js'
-import { isolateLimitBeside, measureIsolateLimits, type IsolateLimitRow } from './isolate-limit.js'
+import { isolateAgainstNode, isolateLimitBeside, measureIsolateLimits, type IsolateAgainstNode, type IsolateLimitRow } from './isolate-limit.js'
 import { workerdRatios } from './workerd-ratios.js'
 import { adaptiveVsBestFixed } from './adaptive-ratio.js'
 
@@ -296,6 +296,7 @@ log('workerd direct (Miniflare, no wrangler dev)')
 let workerdDirectRows: Row[] = []
 let isolateLimits: IsolateLimitRow[] = []
 let ocrIsolateLimitBeside: { batch: number; windows: number[] } | undefined
+let ocrIsolateAgainstNode: IsolateAgainstNode | undefined
 let workerdDirectError: string | undefined
 try {
   ;[workerdDirectRows, isolateLimits] = await withServer([process.execPath, TSX, 'bench/workerd-direct.ts'], /READY (http:\/\/\S+)/, WORKERD_ENV, async (server) => {
@@ -304,6 +305,8 @@ try {
     const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
     for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
     const ocrBest = limits.filter((l) => l.model === 'ocr' && l.mode === 'pipeline').reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
+    ocrIsolateAgainstNode = await isolateAgainstNode(server.base, ocrBest, quick ? 3 : 5, { quick })
+    log(`ocr pipeline batch ${ocrBest.batch} in one isolate against Node on one thread: ${ocrIsolateAgainstNode.isolate.map((w) => w.toFixed(0)).join(', ')} against ${ocrIsolateAgainstNode.node.map((w) => w.toFixed(0)).join(', ')} items/s`)
     const beside = isolateLimitBeside(server.base, ocrBest)
     ocrIsolateLimitBeside = { batch: ocrBest.batch, windows: beside.windows }
     // Every round in quick mode too: the workerd ratios rest on these rows alone.
@@ -397,7 +400,7 @@ const jsonWebTime = serverTime(E.jsonWeb)
 const jsonHelpersTime = serverTime(E.jsonHelpers)
 const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
-const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits, ocrIsolateLimitBeside)
+const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits, ocrIsolateLimitBeside, ocrIsolateAgainstNode)
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
 const threadRounds = (replicas: number) => threadRows.find((r) => r.replicas === replicas && r.ortThreads === '1')!.roundsRequestsPerS
 /** A row over its baseline, measured round-robin with it in the same server at c=64: see roundByRound. */
@@ -510,6 +513,7 @@ const results = {
   workerdDirectError,
   isolateLimits,
   ocrIsolateLimitBeside,
+  ocrIsolateAgainstNode,
   workerdHop: workerd.hop,
   prepare,
   prepareErrors,

@@ -4,7 +4,7 @@
  * model's limit in one isolate. A row or limit not measured gives null.
  */
 import { ENDPOINTS as E, type Endpoint } from './endpoints.js'
-import type { IsolateLimitRow } from './isolate-limit.js'
+import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
 import type { LoadRow } from './http.js'
 import { median, roundByRound } from './lib.js'
 
@@ -89,8 +89,15 @@ const MODELS = [
 /**
  * `ocrBeside`: OCR's best cell in one isolate, measured again after each round of its served rows
  * against workerd directly; its median is then the model's limit in that way's ceiling.
+ * `ocrAgainstNode`: that cell's windows in the isolate and in Node on one thread, taken in turn.
  */
-export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: IsolateLimitRow[], ocrBeside?: { batch: number; windows: number[] }) {
+export function workerdRatios(
+  direct: Row[],
+  wranglerDev: Row[],
+  limits: IsolateLimitRow[],
+  ocrBeside?: { batch: number; windows: number[] },
+  ocrAgainstNode?: IsolateAgainstNode,
+) {
   const ratios: Record<string, number | null> = {}
   const notes: Record<string, string> = {}
   for (const [suffix, rows, way] of [['', direct, 'against workerd directly (Miniflare, no wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
@@ -115,6 +122,12 @@ export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: Isolate
           : `batches of ${own.map((l) => l.batch).join(', ')}`) +
         `) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)})`
     }
+  }
+  if (ocrAgainstNode && ocrAgainstNode.isolate.length > 0) {
+    ratios.workerd_ocr_isolate_vs_node_one_thread = roundByRound(ocrAgainstNode.isolate, ocrAgainstNode.node)
+    notes.workerd_ocr_isolate_vs_node_one_thread =
+      `OCR direction decode + preprocess + run at batch ${ocrAgainstNode.batch}, items/s in one workerd isolate over the same in a Node process on one ORT thread, ` +
+      `one window each in turn (${median(ocrAgainstNode.isolate).toFixed(0)} against ${median(ocrAgainstNode.node).toFixed(0)}), the median of the rounds' ratios: the model's own speed, no HTTP and no hop`
   }
   return { ratios, notes, hop: [hop('direct', direct), hop('wrangler dev', wranglerDev)].filter((h) => h.helloUs !== null) }
 }
