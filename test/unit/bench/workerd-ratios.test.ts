@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest'
+import { ENDPOINTS as E, type Endpoint } from '../../../bench/endpoints.js'
+import type { LoadRow } from '../../../bench/http.js'
+import type { IsolateLimitRow } from '../../../bench/isolate-limit.js'
+import { workerdRatios } from '../../../bench/workerd-ratios.js'
+
+/** A row at c=64 whose rounds read `rounds` req/s, and whose req/s is their median. */
+function row(endpoint: Endpoint, rounds: number[]): LoadRow & { endpoint: string } {
+  const sorted = [...rounds].sort((a, b) => a - b)
+  return {
+    endpoint: endpoint.name,
+    target: 'workerd-direct',
+    path: endpoint.path,
+    connections: 64,
+    requestsPerS: sorted[Math.floor(sorted.length / 2)]!,
+    p50Ms: 1,
+    p99Ms: 2,
+    errors: 0,
+    non2xx: 0,
+    meanBatchSize: null,
+    batchItemsPerS: null,
+    loadGeneratorCores: 0.1,
+    serverCores: 1,
+    repeats: rounds.length,
+    roundsRequestsPerS: rounds,
+    probeP50Ms: null,
+    probeP99Ms: null,
+    probes: null,
+  }
+}
+
+const limit = (model: 'ocr' | 'mlp', mode: 'run' | 'pipeline', batch: number, itemsPerS: number): IsolateLimitRow => ({ model, mode, batch, itemsPerS, rounds: [itemsPerS] })
+
+const direct = [
+  row(E.hello, [3000, 3000, 3000]),
+  row(E.noop, [1800, 2100, 1500]),
+  row(E.ocrBatched, [200, 200, 200]),
+  row(E.ocrUnbatched, [160, 160, 160]),
+  row(E.mlpBatched, [1500, 1500, 1500]),
+  row(E.mlpUnbatched, [1400, 1400, 1400]),
+]
+const limits = [limit('ocr', 'pipeline', 8, 240), limit('ocr', 'pipeline', 32, 250), limit('mlp', 'run', 32, 1_000_000)]
+
+describe('workerdRatios', () => {
+  it('divides a model by the lesser of its limit in one isolate and the bare route', () => {
+    const { ratios } = workerdRatios(direct, [], limits)
+    // OCR's limit (its best cell, 250 items/s) is under the bare route's 3000 req/s.
+    expect(ratios.workerd_ocr_served_vs_ceiling_c64).toBeCloseTo(200 / 250)
+    // The MLP's limit is far above HTTP: the bare route is its ceiling.
+    expect(ratios.workerd_mlp_served_vs_ceiling_c64).toBeCloseTo(1500 / 3000)
+    expect(ratios.workerd_ocr_batched_vs_unbatched_c64).toBeCloseTo(200 / 160)
+  })
+
+  it("takes OCR's limit from its windows beside the served rows when there are some", () => {
+    const { ratios, notes } = workerdRatios(direct, [], limits, { batch: 32, windows: [260, 180, 240] })
+    expect(ratios.workerd_ocr_served_vs_ceiling_c64).toBeCloseTo(200 / 240)
+    expect(notes.workerd_ocr_served_vs_ceiling_c64).toContain('measured again after each round')
+  })
+
+  it('compares the model in one isolate with Node round by round, not median against median', () => {
+    // Round by round 0.80, 0.50 and 0.82, so 0.80; median over median would read 240 / 320 = 0.75.
+    const pair = { batch: 32, isolate: [240, 160, 270], node: [300, 320, 330] }
+    const { ratios, notes } = workerdRatios(direct, [], limits, undefined, pair)
+    expect(ratios.workerd_ocr_isolate_vs_node_one_thread).toBeCloseTo(0.8)
+    expect(notes.workerd_ocr_isolate_vs_node_one_thread).toContain('(240 against 320)')
+  })
+
+  it('leaves out what was not measured', () => {
+    const { ratios } = workerdRatios(direct, [], limits)
+    expect('workerd_ocr_isolate_vs_node_one_thread' in ratios).toBe(false)
+    expect('workerd_deployment_route_vs_hono_c64_wrangler_dev' in ratios).toBe(false)
+    expect(workerdRatios(direct, [], [], undefined, { batch: 32, isolate: [], node: [] }).ratios).not.toHaveProperty('workerd_ocr_isolate_vs_node_one_thread')
+    expect(workerdRatios(direct, [], []).ratios.workerd_ocr_served_vs_ceiling_c64).toBeNull()
+  })
+
+  it('takes the no-op route over the bare one round by round', () => {
+    // 0.6, 0.7, 0.5 round by round: 0.6.
+    expect(workerdRatios(direct, [], limits).ratios.workerd_deployment_route_vs_hono_c64).toBeCloseTo(0.6)
+  })
+})
