@@ -119,12 +119,12 @@ const layoutArgs = (layout: Layout): string[] => (layout.instances > 1 ? ['--ins
 /**
  * A layout's pipeline at one batch size, measured again beside other work
  * (the best layout's best cell beside the served rows, one thread beside a
- * workerd isolate's windows): a process that holds the model warm and runs one window of the pipeline
- * each time it is asked. This machine's speed moves by up to two times from
- * minute to minute, and the limit phase ends a minute or more before the
- * served OCR rows begin; a window taken right after each served round is
- * measured at the same speed the round was. The process is idle while the
- * rows run.
+ * workerd isolate's windows): a process that holds the model warm and runs
+ * one window of the pipeline each time it is asked. This machine's speed
+ * moves by up to two times from minute to minute, and the limit phase ends a
+ * minute or more before the served OCR rows begin; a window taken right after
+ * each served round is measured at the same speed the round was. The process
+ * is idle in between.
  */
 export function limitBeside(layout: Layout, options: { quick: boolean }): { measure(): Promise<number>; stop(): Promise<void> } {
   const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(layout), '--beside', String(layout.batch), ...(options.quick ? ['--quick'] : [])]
