@@ -1,6 +1,7 @@
 /** docs/benchmarks.md and docs/images/benchmarks.svg from a results object. */
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { layoutName } from './layout.js'
+import type { IsolateAgainstNode } from './isolate-limit.js'
 
 const f = (x: number | null | undefined, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits))
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
@@ -413,7 +414,7 @@ function hopTable(hops: any[]): string {
 }
 
 /** The OCR pipeline's windows in one isolate and in Node on one thread, and their ratio. */
-function isolateVersusNodeText(pair: { batch: number; isolate: number[]; node: number[] } | undefined, ratio: number | undefined): string {
+function isolateVersusNodeText(pair: IsolateAgainstNode | undefined, ratio: number | undefined): string {
   if (!pair || pair.isolate.length === 0) return '_not measured_'
   const windows = (xs: number[]) => xs.map((x) => f(x)).join(', ')
   return `at batch ${pair.batch}, workerd ${windows(pair.isolate)} and Node ${windows(pair.node)} items/s, ${f(ratio, 2)}× round by round`
