@@ -5,6 +5,10 @@
  * TypeScript examples are checked word for word, and the call sites of its
  * other examples (readme-calls.ts below) need no cast.
  *
+ * Each project is checked by the repository's pinned TypeScript and again by
+ * TypeScript 7 (TYPESCRIPT_7), which the README's unpinned `npm install -D
+ * typescript` installs today.
+ *
  * onnxruntime-web's own declarations name DOM types (ImageData,
  * WebGLTexture), so with `skipLibCheck: false` and no DOM they fail on their
  * own; the projects that use edgeserve/onnx are held to "no error outside
@@ -31,12 +35,20 @@ function tsconfig(types: string, include: string[]): string {
   return `${JSON.stringify({ compilerOptions, include }, null, 2)}\n`
 }
 
+/**
+ * TypeScript 7, the native compiler, installed beside the pinned TypeScript
+ * under this name: what the README's unpinned `npm install -D typescript`
+ * installs today, at one release so that a check is the same from run to run.
+ */
+const TYPESCRIPT_7 = 'typescript-7'
+const TYPESCRIPT_7_PACKAGE = `${TYPESCRIPT_7}@npm:typescript@7.0.2`
+
 /** Where onnxruntime-web's declarations sit (their DOM names are theirs, not ours). */
 const ONNXRUNTIME_DECLARATIONS = /^node_modules\/onnxruntime-(web|common)\//
 
-/** tsc's errors, by file: `{ file, line }`. */
-async function typeCheck(project: Project, config: string): Promise<{ errors: string[]; files: string[] }> {
-  const result = await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], project.dir, 120_000)
+/** tsc's errors, by file: `{ file, line }`; `compiler` is the package whose tsc runs. */
+async function typeCheck(project: Project, config: string, compiler = 'typescript'): Promise<{ errors: string[]; files: string[] }> {
+  const result = await run(process.execPath, [`node_modules/${compiler}/bin/tsc`, '-p', config], project.dir, 120_000)
   const errors = result.stdout.split('\n').filter((line) => /^\S+\(\d+,\d+\): error/.test(line))
   if (result.code !== 0 && errors.length === 0) throw new Error(`tsc -p ${config} failed:\n${result.stdout}\n${result.stderr}`)
   return { errors, files: [...new Set(errors.map((line) => line.slice(0, line.indexOf('('))))] }
@@ -228,19 +240,32 @@ const prices = (out: typeof a) => Array.from(out[held.outputNames[0]!]!.data as 
 console.log(JSON.stringify({ instances: held.instances, here: prices(a), held: prices(b) }))
 `
 
+/** A user's type error (a string where a number goes): a live check finds it in this file and nowhere else. */
+const WRONG_OPTION = "import { batch } from 'edgeserve'\nexport const f = batch(async (xs: number[]) => xs.map(String), { maxBatchSize: '4' })\n"
+
+/** A Worker whose fetch wants an env that Env is not: one error, on line 5. */
+const WRONG_ENV = `import { Hono } from 'hono'
+import { serveWorker } from 'edgeserve/workers'
+interface Env { KEY: string }
+export default serveWorker(new Hono()) satisfies ExportedHandler<Env>
+export const wrong = { fetch: (_request: Request, env: { OTHER: number }) => new Response(String(env.OTHER)) } satisfies ExportedHandler<Env>
+`
+
 describe('TypeScript on Node (types: ["node"])', () => {
   let project: Project
 
   beforeAll(async () => {
     project = await createProject(
       'typescript-node',
-      ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), pinnedVersion('@types/node'), pinnedVersion('tsx')],
+      ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), TYPESCRIPT_7_PACKAGE, pinnedVersion('@types/node'), pinnedVersion('tsx')],
       {
         ...readmeInstallFiles('Node, in TypeScript'),
         'readme-calls.ts': README_CALLS,
         'readme-onnx.ts': README_ONNX,
         'tsconfig.json': tsconfig('node', ['server.ts', 'readme-calls.ts']),
         'tsconfig.onnx.json': tsconfig('node', ['readme-onnx.ts']),
+        'wrong.ts': WRONG_OPTION,
+        'tsconfig.wrong.json': tsconfig('node', ['wrong.ts']),
       },
     )
   })
@@ -256,10 +281,15 @@ describe('TypeScript on Node (types: ["node"])', () => {
   })
 
   it('a type error in the user’s code is still found (the check is live)', async () => {
-    project.write({ 'wrong.ts': "import { batch } from 'edgeserve'\nexport const f = batch(async (xs: number[]) => xs.map(String), { maxBatchSize: '4' })\n" })
-    project.write({ 'tsconfig.wrong.json': tsconfig('node', ['wrong.ts']) })
     const { files } = await typeCheck(project, 'tsconfig.wrong.json')
     expect(files).toEqual(['wrong.ts'])
+  })
+
+  it('TypeScript 7 finds the same: the README examples clean, edgeserve/onnx clean outside onnxruntime-web, a type error in the user’s code', async () => {
+    expect((await typeCheck(project, 'tsconfig.json', TYPESCRIPT_7)).errors).toEqual([])
+    const onnx = await typeCheck(project, 'tsconfig.onnx.json', TYPESCRIPT_7)
+    expect(onnx.files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
+    expect((await typeCheck(project, 'tsconfig.wrong.json', TYPESCRIPT_7)).files).toEqual(['wrong.ts'])
   })
 
   it('`npx tsx server.ts` serves the README example, and bad input gets a 400 JSON error', async () => {
@@ -377,13 +407,15 @@ describe('TypeScript on Workers (types: ["@cloudflare/workers-types"])', () => {
   beforeAll(async () => {
     project = await createProject(
       'typescript-workers',
-      ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), pinnedVersion('@cloudflare/workers-types')],
+      ['hono', pinnedVersion('onnxruntime-web'), pinnedVersion('typescript'), TYPESCRIPT_7_PACKAGE, pinnedVersion('@cloudflare/workers-types')],
       {
         // worker.ts, onnx.d.ts and the README's own tsconfig.json
         ...readmeInstallFiles('Workers, in TypeScript, with a model'),
         'plain-worker.ts': PLAIN_WORKER,
         'tsconfig.plain.json': tsconfig('@cloudflare/workers-types', ['plain-worker.ts']),
         'tsconfig.model.json': tsconfig('@cloudflare/workers-types', ['worker.ts', 'onnx.d.ts']),
+        'wrong-env.ts': WRONG_ENV,
+        'tsconfig.wrong.json': tsconfig('@cloudflare/workers-types', ['wrong-env.ts']),
       },
     )
   })
@@ -404,17 +436,18 @@ describe('TypeScript on Workers (types: ["@cloudflare/workers-types"])', () => {
   })
 
   it('rejects a Worker whose fetch wants an env that Env is not', async () => {
-    project.write({
-      'wrong-env.ts': `import { Hono } from 'hono'
-import { serveWorker } from 'edgeserve/workers'
-interface Env { KEY: string }
-export default serveWorker(new Hono()) satisfies ExportedHandler<Env>
-export const wrong = { fetch: (_request: Request, env: { OTHER: number }) => new Response(String(env.OTHER)) } satisfies ExportedHandler<Env>
-`,
-      'tsconfig.wrong.json': tsconfig('@cloudflare/workers-types', ['wrong-env.ts']),
-    })
     const { errors } = await typeCheck(project, 'tsconfig.wrong.json')
     expect(errors).toHaveLength(1)
     expect(errors[0]).toMatch(/^wrong-env\.ts\(5,/)
+  })
+
+  it('TypeScript 7 finds the same: both Workers clean, the README’s model Worker under its own tsconfig, the wrong env rejected', async () => {
+    expect((await typeCheck(project, 'tsconfig.plain.json', TYPESCRIPT_7)).errors).toEqual([])
+    expect((await typeCheck(project, 'tsconfig.json', TYPESCRIPT_7)).errors).toEqual([])
+    const model = await typeCheck(project, 'tsconfig.model.json', TYPESCRIPT_7)
+    expect(model.files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
+    const wrong = await typeCheck(project, 'tsconfig.wrong.json', TYPESCRIPT_7)
+    expect(wrong.errors).toHaveLength(1)
+    expect(wrong.errors[0]).toMatch(/^wrong-env\.ts\(5,/)
   })
 })
