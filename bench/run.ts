@@ -13,7 +13,7 @@ import { ROOT, TSX, median, quick, roundByRound, runJsonChild, startChild } from
 import { ENDPOINTS as E, batchSizeEndpoints, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { FIXED_SIZES, OCR_LATENCY_TARGET_MS } from './apps/batch-sizes.js'
 import { openLoop, type OpenLoopRow } from './open-loop.js'
-import { interleavedRows, type LoadRow } from './http.js'
+import { LEAD_IN_S, interleavedRows, type LoadRow } from './http.js'
 import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
 import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.js'
@@ -498,7 +498,7 @@ const ocrServedBreakdown = {
 const results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
-  settings: { durationS, warmupS, ratioRepeats: RATIO.count, roundS: RATIO.rowS, adaptiveRounds: ADAPTIVE_ROUNDS, openLoopRounds: OPEN_LOOP_ROUNDS, concurrency: CONCURRENCY },
+  settings: { durationS, warmupS, leadInS: LEAD_IN_S, ratioRepeats: RATIO.count, roundS: RATIO.rowS, adaptiveRounds: ADAPTIVE_ROUNDS, openLoopRounds: OPEN_LOOP_ROUNDS, concurrency: CONCURRENCY },
   machine: machine(),
   engine,
   requestPath,
