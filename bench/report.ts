@@ -279,15 +279,15 @@ function batchSizeTable(rows: any[] | undefined): string {
   return lines.join('\n')
 }
 
-/** How a load row's runs were counted; results stored before the lead-in counted each run from its start. */
+/** How a load row's runs were counted, between the warm-up and the rounds; results stored before the lead-in counted each run from its start. */
 function leadIn(leadInS: number | undefined): string {
-  return leadInS === undefined ? '' : `; each run of a load row counts its answers after a lead-in of ${leadInS} s, in which its new connections fill the server's queue;`
+  return leadInS === undefined ? ',' : `; each run of a load row counts its answers after a lead-in of ${leadInS} s, in which its new connections fill the server's queue;`
 }
 
 /** docs/benchmarks.md: bench/template.md with each {{KEY}} filled from the results. */
 export function renderReport(results: any, template: string): { markdown: string; svg: string } {
   const m = results.machine
-  const machine = `${m.nproc} CPUs (\`nproc\`), ${m.cpuModel}, ${m.memoryGiB} GiB memory, Node ${m.node} on ${m.platform}. Mode: ${results.mode} (after ${results.settings.warmupS} s of warm-up${leadIn(results.settings.leadInS) || ','} the rows of a ratio run ${results.settings.ratioRepeats} rounds of ${results.settings.roundS} s, each round measuring a row and its baseline back to back: the ratio is the median of the rounds' ratios, a row's req/s the median of its rounds; the adaptive batch-size rows run ${results.settings.adaptiveRounds.count} rounds of ${results.settings.adaptiveRounds.rowS} s, and a row measured once ${results.settings.durationS} s). Run ${results.date}, took ${f(results.elapsedS)} s.`
+  const machine = `${m.nproc} CPUs (\`nproc\`), ${m.cpuModel}, ${m.memoryGiB} GiB memory, Node ${m.node} on ${m.platform}. Mode: ${results.mode} (after ${results.settings.warmupS} s of warm-up${leadIn(results.settings.leadInS)} the rows of a ratio run ${results.settings.ratioRepeats} rounds of ${results.settings.roundS} s, each round measuring a row and its baseline back to back: the ratio is the median of the rounds' ratios, a row's req/s the median of its rounds; the adaptive batch-size rows run ${results.settings.adaptiveRounds.count} rounds of ${results.settings.adaptiveRounds.rowS} s, and a row measured once ${results.settings.durationS} s). Run ${results.date}, took ${f(results.elapsedS)} s.`
 
   const engineLines = ['| workload | engine | items/s | ns/item |', '| --- | --- | ---: | ---: |']
   for (const r of results.engine) engineLines.push(`| ${r.workload} | ${r.engine} | ${f(r.itemsPerS)} | ${f(r.nsPerItem)} |`)
