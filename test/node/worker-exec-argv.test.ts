@@ -3,10 +3,14 @@ import type { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 import { startWorker } from '../../src/runtime/node/threads/exec-argv.js'
 
-/** The flags the worker itself sees. */
+/**
+ * The flags the worker itself sees. Both listeners go on before either event:
+ * when a thread ends, Node delivers a message still in flight and then emits
+ * 'exit' in one go, so an 'exit' listener added once the message has arrived
+ * can miss it (a loop of such workers hung within 1 to 62 of them).
+ */
 async function workerArgv(worker: Worker): Promise<string[]> {
-  const [argv] = (await once(worker, 'message')) as [string[]]
-  await once(worker, 'exit')
+  const [[argv]] = (await Promise.all([once(worker, 'message'), once(worker, 'exit')])) as [[string[]], unknown[]]
   return argv
 }
 
