@@ -38,7 +38,9 @@ describe('a window in the isolate', () => {
     const itemsPerS = await new IsolateTimer(standIn.base).window(cell, 10)
     expect(itemsPerS).toBeGreaterThan(0)
     expect(itemsPerS).toBeLessThan(2000)
-    expect(standIn.empties()).toBe(5) // three slow, one fast that ends the wait, one timed
+    // Three slow, then fast ones until one answers within SETTLED_MS (one on a quiet machine,
+    // more where other tests share the cores), then the one timed.
+    expect(standIn.empties()).toBeGreaterThanOrEqual(5)
   })
 
   it('stops waiting after SETTLE_TRIES empty requests when the isolate never settles', async () => {
