@@ -42,12 +42,14 @@ function tsconfig(types: string, include: string[]): string {
  */
 const TYPESCRIPT_7 = 'typescript-7'
 const TYPESCRIPT_7_PACKAGE = `${TYPESCRIPT_7}@npm:typescript@7.0.2`
+/** The packages whose tsc checks each project: the pinned TypeScript, then TypeScript 7. */
+const COMPILERS = ['typescript', TYPESCRIPT_7]
 
 /** Where onnxruntime-web's declarations sit (their DOM names are theirs, not ours). */
 const ONNXRUNTIME_DECLARATIONS = /^node_modules\/onnxruntime-(web|common)\//
 
 /** tsc's errors, by file: `{ file, line }`; `compiler` is the package whose tsc runs. */
-async function typeCheck(project: Project, config: string, compiler = 'typescript'): Promise<{ errors: string[]; files: string[] }> {
+async function typeCheck(project: Project, config: string, compiler: string): Promise<{ errors: string[]; files: string[] }> {
   const result = await run(process.execPath, [`node_modules/${compiler}/bin/tsc`, '-p', config], project.dir, 120_000)
   const errors = result.stdout.split('\n').filter((line) => /^\S+\(\d+,\d+\): error/.test(line))
   if (result.code !== 0 && errors.length === 0) throw new Error(`tsc -p ${config} failed:\n${result.stdout}\n${result.stderr}`)
@@ -270,26 +272,21 @@ describe('TypeScript on Node (types: ["node"])', () => {
     )
   })
 
-  it('checks the README examples without a single error', async () => {
-    const { errors } = await typeCheck(project, 'tsconfig.json')
-    expect(errors).toEqual([])
-  })
+  describe.each(COMPILERS)('by %s', (compiler) => {
+    it('checks the README examples without a single error', async () => {
+      const { errors } = await typeCheck(project, 'tsconfig.json', compiler)
+      expect(errors).toEqual([])
+    })
 
-  it('checks edgeserve/onnx with errors only in onnxruntime-web’s own declarations', async () => {
-    const { files } = await typeCheck(project, 'tsconfig.onnx.json')
-    expect(files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
-  })
+    it('checks edgeserve/onnx with errors only in onnxruntime-web’s own declarations', async () => {
+      const { files } = await typeCheck(project, 'tsconfig.onnx.json', compiler)
+      expect(files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
+    })
 
-  it('a type error in the user’s code is still found (the check is live)', async () => {
-    const { files } = await typeCheck(project, 'tsconfig.wrong.json')
-    expect(files).toEqual(['wrong.ts'])
-  })
-
-  it('TypeScript 7 finds the same: the README examples clean, edgeserve/onnx clean outside onnxruntime-web, a type error in the user’s code', async () => {
-    expect((await typeCheck(project, 'tsconfig.json', TYPESCRIPT_7)).errors).toEqual([])
-    const onnx = await typeCheck(project, 'tsconfig.onnx.json', TYPESCRIPT_7)
-    expect(onnx.files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
-    expect((await typeCheck(project, 'tsconfig.wrong.json', TYPESCRIPT_7)).files).toEqual(['wrong.ts'])
+    it('a type error in the user’s code is still found (the check is live)', async () => {
+      const { files } = await typeCheck(project, 'tsconfig.wrong.json', compiler)
+      expect(files).toEqual(['wrong.ts'])
+    })
   })
 
   it('`npx tsx server.ts` serves the README example, and bad input gets a 400 JSON error', async () => {
@@ -420,34 +417,26 @@ describe('TypeScript on Workers (types: ["@cloudflare/workers-types"])', () => {
     )
   })
 
-  it('checks a Worker with `satisfies ExportedHandler<Env>` and a Durable Object subclass without a single error', async () => {
-    const { errors } = await typeCheck(project, 'tsconfig.plain.json')
-    expect(errors).toEqual([])
-  })
+  describe.each(COMPILERS)('by %s', (compiler) => {
+    it('checks a Worker with `satisfies ExportedHandler<Env>` and a Durable Object subclass without a single error', async () => {
+      const { errors } = await typeCheck(project, 'tsconfig.plain.json', compiler)
+      expect(errors).toEqual([])
+    })
 
-  it('checks the README’s model Worker under the README’s own tsconfig without a single error', async () => {
-    const { errors } = await typeCheck(project, 'tsconfig.json')
-    expect(errors).toEqual([])
-  })
+    it('checks the README’s model Worker under the README’s own tsconfig without a single error', async () => {
+      const { errors } = await typeCheck(project, 'tsconfig.json', compiler)
+      expect(errors).toEqual([])
+    })
 
-  it('checks the README’s model Worker with errors only in onnxruntime-web’s own declarations', async () => {
-    const { files } = await typeCheck(project, 'tsconfig.model.json')
-    expect(files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
-  })
+    it('checks the README’s model Worker with errors only in onnxruntime-web’s own declarations', async () => {
+      const { files } = await typeCheck(project, 'tsconfig.model.json', compiler)
+      expect(files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
+    })
 
-  it('rejects a Worker whose fetch wants an env that Env is not', async () => {
-    const { errors } = await typeCheck(project, 'tsconfig.wrong.json')
-    expect(errors).toHaveLength(1)
-    expect(errors[0]).toMatch(/^wrong-env\.ts\(5,/)
-  })
-
-  it('TypeScript 7 finds the same: both Workers clean, the README’s model Worker under its own tsconfig, the wrong env rejected', async () => {
-    expect((await typeCheck(project, 'tsconfig.plain.json', TYPESCRIPT_7)).errors).toEqual([])
-    expect((await typeCheck(project, 'tsconfig.json', TYPESCRIPT_7)).errors).toEqual([])
-    const model = await typeCheck(project, 'tsconfig.model.json', TYPESCRIPT_7)
-    expect(model.files.filter((file) => !ONNXRUNTIME_DECLARATIONS.test(file))).toEqual([])
-    const wrong = await typeCheck(project, 'tsconfig.wrong.json', TYPESCRIPT_7)
-    expect(wrong.errors).toHaveLength(1)
-    expect(wrong.errors[0]).toMatch(/^wrong-env\.ts\(5,/)
+    it('rejects a Worker whose fetch wants an env that Env is not', async () => {
+      const { errors } = await typeCheck(project, 'tsconfig.wrong.json', compiler)
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toMatch(/^wrong-env\.ts\(5,/)
+    })
   })
 })
