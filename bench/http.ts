@@ -156,9 +156,12 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const server0 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
   const t0 = performance.now()
   const probe = spec.probe === undefined ? undefined : startProbe(spec.base + spec.probe)
-  const window = answersBetween(t0 + LEAD_IN_S * 1000, t0 + (LEAD_IN_S + spec.durationS) * 1000)
+  const opens = t0 + LEAD_IN_S * 1000
+  const closes = opens + spec.durationS * 1000
+  let answers = 0
   const result = await cannon(spec, LEAD_IN_S + spec.durationS + TAIL_S, (status, ms) => {
-    if (!window.counts(performance.now())) return
+    if (!inWindow(performance.now(), opens, closes)) return
+    answers++
     if (status >= 200 && status < 300) latencies.push(ms)
   })
   const probeLatencies = await probe?.stop()
@@ -168,7 +171,7 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const after = await batchTotals(spec.base, spec.deployment)
   const batches = before && after ? after.batches - before.batches : 0
   const executionS = before && after ? after.executionS - before.executionS : 0
-  const requestsPerS = window.answers / spec.durationS
+  const requestsPerS = answers / spec.durationS
   return {
     target: spec.target,
     path: spec.path,
@@ -190,20 +193,8 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   }
 }
 
-/** Counts the answers that arrive from `start` until before `end` (performance.now() times). */
-export function answersBetween(start: number, end: number): { counts(at: number): boolean; readonly answers: number } {
-  let answers = 0
-  return {
-    counts(at) {
-      if (at < start || at >= end) return false
-      answers++
-      return true
-    },
-    get answers() {
-      return answers
-    },
-  }
-}
+/** Whether an answer that arrived `at` counts in a window open from `opens` until before `closes` (performance.now() times). */
+export const inWindow = (at: number, opens: number, closes: number): boolean => at >= opens && at < closes
 
 /** Warm the endpoint up (JIT, model load, connection pools) without measuring. */
 export async function warmUp(spec: LoadSpec): Promise<void> {
