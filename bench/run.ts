@@ -262,11 +262,11 @@ for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
   pair.forEach((row, i) => threadRows.push({ ...row, replicas: i + 1, ortThreads }))
 }
 
-// 4. workerd, where it runs: against workerd directly (bench/workerd-direct.ts: Miniflare runs the
-// built Worker, workerd's own socket takes the load) and through wrangler dev (its proxy in front).
+// 4. workerd, where it runs: against workerd directly (bench/workerd-direct.ts: workerd serves the
+// built Worker on its own socket) and through wrangler dev (Miniflare's entry Worker and its proxy in front).
 // Without wrangler's local observability, which writes a trace of every request to disk; V8's old
 // generation starting at 8 MB, so workerd collects as often as 1.20260426 did (test/support/wrangler-dev.ts).
-// Miniflare reads the same variable, so both ways run workerd with the same V8 flag.
+// bench/workerd-direct.ts reads the same variable, so both ways run workerd with the same V8 flag.
 const WORKERD_ENV = { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS: '--initial-old-space-size=8' }
 /**
  * The workerd rows at c=64, each group round-robin: the hop (bare route, workerd's own hop into an
@@ -292,7 +292,7 @@ const ISOLATE_CASES = [
   { model: 'ocr' as const, mode: 'run' as const, batches: LIMIT_BATCHES },
   { model: 'mlp' as const, mode: 'run' as const, batches: LIMIT_BATCHES },
 ]
-log('workerd direct (Miniflare, no wrangler dev)')
+log('workerd direct (its own socket, no Miniflare or wrangler dev)')
 let workerdDirectRows: Row[] = []
 let isolateLimits: IsolateLimitRow[] = []
 let ocrIsolateLimitBeside: { batch: number; windows: number[] } | undefined

@@ -100,7 +100,7 @@ export function workerdRatios(
 ) {
   const ratios: Record<string, number | null> = {}
   const notes: Record<string, string> = {}
-  for (const [suffix, rows, way] of [['', direct, 'against workerd directly (Miniflare, no wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
+  for (const [suffix, rows, way] of [['', direct, 'against workerd directly (its own socket, no Miniflare or wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
     if (rows.length === 0 || !rows.some((r) => r.endpoint === E.noop.name)) continue
     const rps = (endpoint: Endpoint) => rpsOf(rows, endpoint)
     const hello = rps(E.hello)
