@@ -19,11 +19,11 @@
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
-import { createRequire } from 'node:module'
 import { unstable_readConfig } from 'wrangler'
 import { ROOT } from './lib.js'
 
@@ -85,11 +85,14 @@ createInterface({ input: workerd.stdio[3] as Readable }).on('line', (line) => {
   if (message.event === 'listen' && message.socket === 'http') console.log(`READY http://127.0.0.1:${message.port}`)
 })
 
+// Exit once workerd has: waited for, it leaves no process behind, not even an unreaped one.
 const stop = () => {
   workerd.removeAllListeners('exit')
+  workerd.once('exit', () => {
+    rmSync(outdir, { recursive: true, force: true })
+    process.exit(0)
+  })
   workerd.kill()
-  rmSync(outdir, { recursive: true, force: true })
-  process.exit(0)
 }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
