@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInGroup, type GroupChild } from '../support/process-group.js'
+import { waitFor } from '../support/wait-for.js'
 
 /**
  * bench/workerd-direct.ts, which the bench's direct workerd rows are measured
@@ -42,9 +43,7 @@ describe('the bench on workerd directly', () => {
     // The script alone, not its group: workerd must go with it.
     process.kill(group, 'SIGTERM')
     await exited
-    const deadline = Date.now() + 5_000
-    while (groupAlive(group) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(groupAlive(group)).toBe(false)
+    await waitFor(() => !groupAlive(group), "the script's process group to have no process left")
   })
 })
 

@@ -1,28 +1,21 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { IsolateTimer, SETTLE_TRIES } from '../../../bench/isolate-limit.js'
+import { isolateStandIn } from '../../support/isolate-stand-in.js'
 
 /**
- * A stand-in for the bench Worker's /isolate-limit route, on a loopback port:
- * a request for `n` batches answers after n × 10 ms, and the first
- * `slowEmpties` requests for none after `slowMs`, as requests do that wait
- * behind the batches a served row leaves in the isolate.
+ * An isolate whose batches take 10 ms each, and whose first `slowEmpties`
+ * requests for none answer after `slowMs`, as requests do that wait behind
+ * the batches a served row leaves in the isolate.
  */
-function isolateStandIn(slowEmpties: number, slowMs = 150): Promise<{ base: string; empties: () => number; server: Server }> {
+async function busyIsolate(slowEmpties: number, slowMs = 150): Promise<{ base: string; empties: () => number; server: Server }> {
   let empties = 0
-  const server = createServer((request, response) => {
-    request.resume()
-    request.on('end', () => {
-      const n = Number(new URL(request.url!, 'http://x').searchParams.get('n'))
-      if (n === 0) empties++
-      const ms = n === 0 ? (empties <= slowEmpties ? slowMs : 0) : n * 10
-      setTimeout(() => response.end('{}'), ms)
-    })
+  const standIn = await isolateStandIn((n) => {
+    if (n > 0) return n * 10
+    empties++
+    return empties <= slowEmpties ? slowMs : 0
   })
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, empties: () => empties, server })),
-  )
+  return { ...standIn, empties: () => empties }
 }
 
 const cell = { model: 'ocr', mode: 'pipeline', batch: 8 } as const
@@ -31,7 +24,7 @@ afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => reso
 
 describe('a window in the isolate', () => {
   it('waits out the work a load left before it times its empty request', async () => {
-    const standIn = await isolateStandIn(3)
+    const standIn = await busyIsolate(3)
     server = standIn.server
     // 80 items in 100 ms and what HTTP adds: about 800 items/s. Timed against an empty request
     // that waited 150 ms, the same window reads negative.
@@ -44,7 +37,7 @@ describe('a window in the isolate', () => {
   })
 
   it('stops waiting after SETTLE_TRIES empty requests when the isolate never settles', async () => {
-    const standIn = await isolateStandIn(Infinity, 10)
+    const standIn = await busyIsolate(Infinity, 10)
     server = standIn.server
     await new IsolateTimer(standIn.base).window(cell, 1)
     expect(standIn.empties()).toBe(SETTLE_TRIES + 1)
