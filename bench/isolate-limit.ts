@@ -2,8 +2,9 @@
  * Each example model's limit inside one workerd isolate, through the bench
  * app's /isolate-limit route (apps/isolate-limit.ts): per batch size, a
  * request that runs `n` batches in the Durable Object less one that runs
- * none, back to back, timed by the client, since workerd's clock stands
- * still while code runs. What HTTP and the hop cost drops out of the
+ * none, back to back, timed by the client: deployed, a Worker's clock
+ * stands still while code runs, and local workerd's moves only in whole
+ * milliseconds. What HTTP and the hop cost drops out of the
  * difference; what is left is the model on the isolate's one thread.
  */
 import { readFileSync } from 'node:fs'

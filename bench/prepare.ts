@@ -37,7 +37,8 @@ const PER_REQUEST = 500
  * ms per image through `${base}/prepare`: each round times a request that
  * does the work PER_REQUEST times and one that does it 0 times, back to
  * back, and counts the difference, so HTTP's own cost drops out. The
- * clock is the client's: workerd's stands still while the Worker runs.
+ * clock is the client's: a Worker's moves in whole milliseconds locally, and
+ * stands still while it runs once deployed.
  */
 export async function prepareOverHttp(runtime: string, base: string, rounds: number): Promise<PrepareRow> {
   const body = image()

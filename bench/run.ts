@@ -448,7 +448,7 @@ const ratioNotes = {
       `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}) by median, ` +
         'round by round in one server (rows round-robin), the median of the rounds; ' +
         (key.endsWith('workerd')
-          ? "workerd's clock moves only on I/O, so adaptive there allows maxBatchSize (32), as fixed 32"
+          ? 'on Workers adaptive allows maxBatchSize (32), as fixed 32: deployed, their clock stands still while code runs'
           : 'the best of six noisy rows is also the luckiest'),
     ]),
   ),

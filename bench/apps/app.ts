@@ -87,7 +87,7 @@ app
   })
   // The OCR route's work before the model, decode + preprocess of the posted image, `n` times over, as
   // its requests and batches do it (../prepare-work.ts). bench/prepare.ts times it from outside, n
-  // against n = 0, on each runtime (workerd's clock stands still while code runs).
+  // against n = 0, on each runtime (a Worker's clock moves in whole milliseconds locally, and not at all deployed).
   .post('/prepare', async (c) => {
     const n = Number(c.req.query('n'))
     if (!Number.isInteger(n) || n < 0 || n > 10_000) return c.json({ error: 'n must be an integer from 0 to 10000' }, 400)

@@ -2,8 +2,9 @@
  * Each example model's own limit inside one isolate, on its one thread: `n`
  * batches of `b` items run back to back in a Durable Object, with no HTTP
  * and no queue between them. The client times a request for `n` batches
- * against one for none (bench/isolate-limit.ts): workerd's clock stands
- * still while code runs, so the object cannot time itself.
+ * against one for none (bench/isolate-limit.ts), since an object cannot
+ * time itself well: deployed, its clock stands still while code runs, and
+ * local workerd's moves only in whole milliseconds.
  *
  *   POST /isolate-limit?model=ocr|mlp&mode=run|pipeline&n=N&b=B   (OCR: the bench's image as the body)
  *

@@ -55,14 +55,13 @@
  *   limit within the target only to a size that keeps up with the load.
  * - It never goes below the largest item (units) it has seen: a batch must
  *   be able to hold any admitted call.
- * - On workerd the clock stands still while code runs and moves on I/O, so
- *   a batch timed alone shows the time up to its last I/O (reading its
- *   requests' bodies), not its cost, and it is not zero: the limit there is
- *   `maxBatchSize`, as without `adaptive`, from the start. (Units served
- *   over windows of several batches read small sizes 2-3 times too fast
- *   there, as batches run in one turn without moving the clock.) Elsewhere
- *   three batches in a row that took no time mean the same (one may be a
- *   coarse clock: browsers round performance.now()).
+ * - On Cloudflare Workers, deployed, the clock stands still while code runs
+ *   and moves on I/O, so a batch timed alone shows the time up to its last
+ *   I/O (reading its requests' bodies), not its cost, and it is not zero:
+ *   the limit on Workers is `maxBatchSize`, as without `adaptive`, from the
+ *   start, under wrangler dev too (whose clock moves) so that it behaves as
+ *   deployed. Elsewhere three batches in a row that took no time mean the
+ *   same (one may be a coarse clock: browsers round performance.now()).
  * - A batch whose callers all left while it ran is not learned from: it
  *   gave its slot back before the handler finished.
  */
@@ -78,7 +77,7 @@ export interface CostPoint {
 /** Milliseconds from some origin: `performance.now()` unless a test drives it. */
 export type Clock = () => number
 
-/** Whether this runtime's clock stands still while code runs: workerd's moves only on I/O. */
+/** Whether this runtime's clock stands still while code runs: deployed Workers' moves only on I/O (see inCloudflareWorkers). */
 export const clockStandsStill = inCloudflareWorkers
 
 /** What the adaptive batch size reads from the queue's options, live (setters change them). */
@@ -163,7 +162,7 @@ export class AdaptiveBatchSize {
   private lastQueued = 0
   /** Units run since lastAt (batches that end at the same instant count together). */
   private unitsSince = 0
-  /** The clock did not move across the last batches (workerd): nothing to learn from. */
+  /** The clock did not move across the last batches (Workers): nothing to learn from. */
   private blind = false
   /** Batches in a row across which the clock did not move. */
   private stillRuns = 0
@@ -174,7 +173,7 @@ export class AdaptiveBatchSize {
     private readonly settings: AdaptiveSettings,
     readonly latencyTargetMs: number | undefined,
     readonly now: Clock = () => performance.now(),
-    /** The clock stands still while code runs (workerd): nothing here can be timed, so it never learns. */
+    /** The clock stands still while code runs (Workers): nothing here can be timed, so it never learns. */
     readonly frozenClock: boolean = clockStandsStill,
   ) {
     this.rebuild()

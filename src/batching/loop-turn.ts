@@ -16,8 +16,9 @@
  * or one a queue's pump starts, starts only while the turn is young: under
  * TURN_BUDGET_MS since its first batch started. Past it, the next batch, in
  * whatever queue, waits for the turn. Where the clock stands still while code
- * runs (workerd advances time only on I/O), the budget never runs out, so
- * there a turn also ends after MAX_BATCHES_PER_TURN batches. Only there: on
+ * runs (deployed Workers advance time only on I/O), the budget never runs
+ * out, so on Workers a turn also ends after MAX_BATCHES_PER_TURN batches,
+ * under wrangler dev too, so that it behaves there as deployed. Only there: on
  * Node, turning the loop every few cheap batches made a queue of them
  * measurably slower for no gain.
  *
@@ -49,9 +50,11 @@ type SetImmediate = (callback: Callback) => unknown
 const timers = globalThis as { setImmediate?: SetImmediate }
 
 /**
- * In workerd (Cloudflare Workers) the clock moves only on I/O, so no stretch
- * of code can be timed; and a timer belongs to the request whose code set
- * it and may be cancelled with that request, so nothing may wait on one
+ * On Cloudflare Workers, deployed, the clock moves only on I/O (a defence
+ * against timing attacks), so no stretch of code can be timed; local workerd
+ * (wrangler dev) lets it move in whole milliseconds, and is treated alike so
+ * that it behaves as deployed. And a timer belongs to the request whose code
+ * set it and may be cancelled with that request, so nothing may wait on one
  * that another request set.
  */
 export const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'

@@ -209,7 +209,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     readonly options: ResolvedBatchOptions<T>,
     private readonly runner: BatchRunner<T, R>,
     clock?: Clock,
-    /** Whether that clock stands still while code runs (by default, on workerd): then `adaptive` allows maxBatchSize. */
+    /** Whether that clock stands still while code runs (by default, on Workers): then `adaptive` allows maxBatchSize. */
     frozenClock?: boolean,
   ) {
     this.buckets.set(undefined, this.unkeyed)

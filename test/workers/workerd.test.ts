@@ -41,7 +41,7 @@ describe('Workers: replicas as Durable Objects', () => {
     }
   })
 
-  it('a chain of cheap batches gives the event loop its turn after a bounded count, where the clock stands still', async () => {
+  it('a chain of cheap batches gives the event loop its turn after a bounded count, as deployed Workers need (their clock stands still)', async () => {
     const { started, beforeTimer } = (await (await get(`/loop-turn?calls=${MAX_BATCHES_PER_TURN * 3}`)).json()) as {
       started: number
       beforeTimer: number
@@ -49,6 +49,18 @@ describe('Workers: replicas as Durable Objects', () => {
     expect(started).toBe(MAX_BATCHES_PER_TURN * 3)
     expect(beforeTimer).toBeGreaterThanOrEqual(1)
     expect(beforeTimer).toBeLessThanOrEqual(MAX_BATCHES_PER_TURN)
+  })
+
+  it("adaptive batching allows maxBatchSize from the start, though local workerd's clock moves (in whole milliseconds)", async () => {
+    const clock = (await (await get('/clock')).json()) as { movedMs: number; wholeMs: boolean; sizes: number[]; limit: number; curve: unknown[] }
+    // What the docs and the bench say of local workerd's clock: it moves while code runs, by whole milliseconds.
+    expect(clock.movedMs).toBeGreaterThan(0)
+    expect(clock.wholeMs).toBe(true)
+    // Deployed, the clock stands still, so Workers never learn a size: 32 calls run as two full batches
+    // (elsewhere adaptive starts at one and climbs), and no cost is reported.
+    expect(clock.sizes).toEqual([16, 16])
+    expect(clock.limit).toBe(16)
+    expect(clock.curve).toEqual([])
   })
 
   it('retries an idempotent request once when its object is reset mid-request', async () => {

@@ -187,7 +187,7 @@ describe('opportunistic by default', () => {
     // No-op batches hold the thread for microseconds: a loop turn each would
     // cost more than the batches. Node's clock runs while code does, so the
     // turn's time budget bounds them, and no count turns the loop every few
-    // batches (workerd's does: its clock stands still, see
+    // batches (on Workers it does: deployed, their clock stands still, see
     // test/workers/workerd.test.ts). With the clock held still here, every
     // batch starts before the loop turns.
     const batches = MAX_BATCHES_PER_TURN * 4
