@@ -1,11 +1,13 @@
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { onTestFinished } from 'vitest'
 
 /**
  * A stand-in for the bench Worker's /isolate-limit route, on a loopback
  * port: a request for `n` batches answers after `msFor(n)` milliseconds.
+ * Called from a test, it closes when that test finishes.
  */
-export function isolateStandIn(msFor: (n: number) => number): Promise<{ base: string; server: Server }> {
+export async function isolateStandIn(msFor: (n: number) => number): Promise<{ base: string }> {
   const server = createServer((request, response) => {
     request.resume()
     request.on('end', () => {
@@ -13,5 +15,7 @@ export function isolateStandIn(msFor: (n: number) => number): Promise<{ base: st
       setTimeout(() => response.end('{}'), msFor(n))
     })
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })))
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
 }

@@ -1,5 +1,4 @@
-import type { Server } from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { IsolateTimer, SETTLE_TRIES } from '../../../bench/isolate-limit.js'
 import { isolateStandIn } from '../../support/isolate-stand-in.js'
 
@@ -8,7 +7,7 @@ import { isolateStandIn } from '../../support/isolate-stand-in.js'
  * requests for none answer after `slowMs`, as requests do that wait behind
  * the batches a served row leaves in the isolate.
  */
-async function busyIsolate(slowEmpties: number, slowMs = 150): Promise<{ base: string; empties: () => number; server: Server }> {
+async function busyIsolate(slowEmpties: number, slowMs = 150): Promise<{ base: string; empties: () => number }> {
   let empties = 0
   const standIn = await isolateStandIn((n) => {
     if (n > 0) return n * 10
@@ -19,13 +18,10 @@ async function busyIsolate(slowEmpties: number, slowMs = 150): Promise<{ base: s
 }
 
 const cell = { model: 'ocr', mode: 'pipeline', batch: 8 } as const
-let server: Server | undefined
-afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())))
 
 describe('a window in the isolate', () => {
   it('waits out the work a load left before it times its empty request', async () => {
     const standIn = await busyIsolate(3)
-    server = standIn.server
     // 80 items in 100 ms and what HTTP adds: about 800 items/s. Timed against an empty request
     // that waited 150 ms, the same window reads negative.
     const itemsPerS = await new IsolateTimer(standIn.base).window(cell, 10)
@@ -38,7 +34,6 @@ describe('a window in the isolate', () => {
 
   it('stops waiting after SETTLE_TRIES empty requests when the isolate never settles', async () => {
     const standIn = await busyIsolate(Infinity, 10)
-    server = standIn.server
     await new IsolateTimer(standIn.base).window(cell, 1)
     expect(standIn.empties()).toBe(SETTLE_TRIES + 1)
   })
