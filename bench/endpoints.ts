@@ -32,6 +32,8 @@ export const ENDPOINTS = {
   honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
   /** Workers only: the house-price POST forwarded to an object that reads its JSON, nothing of edgeserve on either side. */
   rawHopJson: { name: 'raw-hop-json', path: '/raw-hop-json', body: mlpBody, contentType: 'application/json' },
+  /** Workers only: the house-price model run in the Worker for each request, no object and no batching (apps/in-worker.ts). */
+  mlpInWorker: { name: 'mlp-in-worker', path: '/predict-in-worker', body: mlpBody, contentType: 'application/json' },
   mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
   mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
   jsonHelpers: { name: 'json-helpers', path: '/json-helpers', body: mlpBody, contentType: 'application/json', deployment: 'JsonHelpers' },

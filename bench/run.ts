@@ -271,13 +271,13 @@ const WORKERD_ENV = { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS
 /**
  * The workerd rows at c=64, each group round-robin: the hop (bare route, workerd's own hop into an
  * object with nothing of ours by stub.fetch and by RPC, a no-op deployment, a no-op batched one), then
- * each model batched and unbatched; the MLP beside a Worker route reading the same JSON, and that
- * POST forwarded to an object with nothing of ours.
+ * each model batched and unbatched; the MLP beside a Worker route reading the same JSON, that
+ * POST forwarded to an object with nothing of ours, and the model run in the Worker for each request.
  */
 const WORKERD_GROUPS = [
   [E.hello, E.rawHop, E.rawRpc, E.noop, E.noopBatched],
   [E.ocrBatched, E.ocrUnbatched],
-  [E.mlpBatched, E.mlpUnbatched, E.honoJson, E.rawHopJson],
+  [E.mlpBatched, E.mlpUnbatched, E.honoJson, E.rawHopJson, E.mlpInWorker],
 ]
 /** The workerd rows; `afterOcrRound` runs after each round of the OCR group, with no load on the server. */
 const workerdServed = async (target: string, server: Server, rounds: Rounds, afterOcrRound?: () => Promise<unknown>): Promise<Row[]> => {

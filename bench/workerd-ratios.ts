@@ -34,6 +34,8 @@ export interface HopBreakdown {
   /** workerd's hop for that POST, and what the MLP's deployment (ours and the model) adds to it. */
   workerdJsonHopUs: number | null
   mlpOverRawUs: number | null
+  /** The model run in the Worker for each request: no object, no hop, no batching. */
+  mlpInWorkerUs: number | null
 }
 
 /** `endpoint`'s row at c=64, or undefined where it was not measured. */
@@ -78,6 +80,7 @@ function hop(way: HopBreakdown['way'], rows: Row[]): HopBreakdown {
     mlpUs,
     workerdJsonHopUs: diff(rawHopJsonUs, jsonUs),
     mlpOverRawUs: diff(mlpUs, rawHopJsonUs),
+    mlpInWorkerUs: us(rows, E.mlpInWorker),
   }
 }
 
@@ -122,6 +125,9 @@ export function workerdRatios(
           : `batches of ${own.map((l) => l.batch).join(', ')}`) +
         `) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)})`
     }
+    ratios[`workerd_mlp_batched_vs_in_worker_c64${suffix}`] = versusOf(rows, E.mlpBatched, E.mlpInWorker)
+    notes[`workerd_mlp_batched_vs_in_worker_c64${suffix}`] =
+      `house-price MLP as shipped (batched in a Durable Object) over the same model run in the Worker for each request (no object, no hop, no batching), ${way}, c=64, round by round`
   }
   if (ocrAgainstNode && ocrAgainstNode.isolate.length > 0) {
     ratios.workerd_ocr_isolate_vs_node_one_thread = roundByRound(ocrAgainstNode.isolate, ocrAgainstNode.node)

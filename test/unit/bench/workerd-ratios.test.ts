@@ -73,6 +73,16 @@ describe('workerdRatios', () => {
     expect(workerdRatios(direct, [], []).ratios.workerd_ocr_served_vs_ceiling_c64).toBeNull()
   })
 
+  it('compares the MLP as shipped with its model run in the Worker, round by round', () => {
+    // 0.6, 0.75, 0.5 round by round: 0.6. The bare route's rate plays no part.
+    const rows = [...direct, row(E.mlpInWorker, [2500, 2000, 3000])]
+    const { ratios, hop } = workerdRatios(rows, [], limits)
+    expect(ratios.workerd_mlp_batched_vs_in_worker_c64).toBeCloseTo(0.6)
+    expect(hop[0]!.mlpInWorkerUs).toBeCloseTo(1e6 / 2500)
+    // Not measured: null, as the other rows' ratios.
+    expect(workerdRatios(direct, [], limits).ratios.workerd_mlp_batched_vs_in_worker_c64).toBeNull()
+  })
+
   it('takes the no-op route over the bare one round by round', () => {
     // 0.6, 0.7, 0.5 round by round: 0.6.
     expect(workerdRatios(direct, [], limits).ratios.workerd_deployment_route_vs_hono_c64).toBeCloseTo(0.6)
