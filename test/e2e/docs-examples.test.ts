@@ -58,6 +58,8 @@ interface Check {
 // --- the examples' requests -------------------------------------------------
 
 const HOUSE_PRICE_MODEL = 'examples/house-price/model/house-price.onnx'
+/** The README's declaration of `.onnx` imports, which the Workers guide's Worker with a model points to. */
+const ONNX_MODULE_TYPES = docBlocks('README.md').find((block) => block.name === 'onnx.d.ts')!.text
 /** Block groups of California houses, inside the ranges the model was trained on. */
 const HOUSES = [
   [8.3, 41, 6.9, 1.0, 322, 2.5, 37.88, -122.23],
@@ -374,6 +376,12 @@ ${text}`,
     },
   },
   'docs/workers.md › Cloudflare Workers': { runtime: 'workers', excerptOf: 'examples/demo/worker.ts' },
+  'docs/workers.md › A model cheaper than the hop': {
+    runtime: 'workers',
+    assets: { 'model.onnx': HOUSE_PRICE_MODEL },
+    files: { 'onnx.d.ts': ONNX_MODULE_TYPES },
+    run: inWorkerd((base) => modelBurst(base, '/predict', 'prediction')),
+  },
 }
 
 // --- the scratch project ----------------------------------------------------
