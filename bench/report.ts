@@ -381,6 +381,7 @@ export function renderReport(results: any, template: string): { markdown: string
     ISOLATE_LIMITS: isolateLimitTable(results.isolateLimits ?? []),
     ISOLATE_VS_NODE: isolateVersusNodeText(results.ocrIsolateAgainstNode, results.ratios.workerd_ocr_isolate_vs_node_one_thread),
     RATIOS: ratioLines.join('\n'),
+    ...inWorkerFigures(results),
     OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
     PREPARE: prepareLines.join('\n'),
     OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
@@ -423,6 +424,20 @@ function hopTable(hops: any[]): string {
     lines.push(`| ${h.way} | ${us(h.jsonUs)} | ${us(h.rawHopJsonUs)} | ${us(h.mlpUs)} | ${us(h.workerdJsonHopUs)} | ${us(h.mlpOverRawUs)} | ${us(h.mlpInWorkerUs)} |`)
   }
   return lines.join('\n')
+}
+
+/**
+ * The MLP's model run in the Worker, against workerd directly: its share of the bare route (a ratio of
+ * medians, the two rows being in different groups), and the shipped MLP over it round by round.
+ */
+function inWorkerFigures(results: any): { MLP_IN_WORKER: string; MLP_VS_IN_WORKER: string } {
+  const direct = (results.workerdHop ?? []).find((h: any) => h.way === 'direct')
+  const share = direct?.mlpInWorkerUs && direct.helloUs ? direct.helloUs / direct.mlpInWorkerUs : null
+  const ratio = results.ratios.workerd_mlp_batched_vs_in_worker_c64 ?? null
+  return {
+    MLP_IN_WORKER: share === null ? '(not measured in this run)' : f(share, 2),
+    MLP_VS_IN_WORKER: ratio === null ? '(not measured in this run)' : f(ratio, 2),
+  }
 }
 
 /** The OCR pipeline's windows in one isolate and in Node on one thread, and their ratio. */
