@@ -23,9 +23,10 @@ export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatc
  * Called with options only, it is a TC39 method decorator (`@batch({...})`),
  * for readers coming from Ray Serve; see `./decorator.ts` for its call form.
  *
- * On Cloudflare Workers, call it inside a Durable Object (a deployment's
- * replica): workerd keeps a Worker's requests apart, and a batched function
- * they share fails them (docs/workers.md, "A model cheaper than the hop").
+ * On Cloudflare Workers, call it inside a deployment (its replicas are Durable
+ * Objects): workerd keeps a Worker's requests apart, so elsewhere a batched
+ * function busy with one request's calls refuses another request's with a
+ * TypeError (docs/workers.md, "A model cheaper than the hop").
  */
 export function batch<T, R>(handler: BatchHandler<T, R>, options?: BatchOptions<T>): BatchedFunction<T, R>
 export function batch<This extends object, T, R>(

@@ -10,6 +10,7 @@ import { oneReplicaTenants, tenantApp, tenants } from '../support/tenant-app.js'
 import { itemPredictor, malformedItemApp, requestsPredictor } from '../support/malformed-item-app.js'
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 import { overloadApp } from './overload-app.js'
+import { sharedBatchApp } from './shared-batch-app.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -188,6 +189,8 @@ app.route('/', tenantApp)
 app.route('/', malformedItemApp)
 // Durable Objects that refuse as overloaded ones do (test/workers/overload-app.ts).
 app.route('/', overloadApp)
+// A batched function that the Worker's own requests share, outside any deployment (test/workers/shared-batch-app.ts).
+app.route('/', sharedBatchApp)
 
 export default serveWorker(app)
 export const TenantModels = durableObject(tenants)

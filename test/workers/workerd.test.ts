@@ -2,10 +2,14 @@
  * The Cloudflare runtime in real workerd (wrangler's unstable_startWorker):
  * Worker isolate -> router -> Durable Object -> batch queue.
  */
-import { describe, expect, it } from 'vitest'
+import { once } from 'node:events'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { workerForTests } from '../support/workerd.js'
 import { closedLoop, deploymentMetric, replicasNow } from '../support/autoscaling.js'
 import { waitFor } from '../support/wait-for.js'
+import { deferred } from '../support/deferred.js'
 import { describeMultiplexing } from '../support/multiplexing-suite.js'
 import { MAX_BATCHES_PER_TURN } from '../../src/batching/loop-turn.js'
 
@@ -108,6 +112,44 @@ describe('Workers: replicas as Durable Objects', () => {
     expect(await response.json()).toMatchObject({ error: { type: 'HTTPError', message: expect.stringContaining("from 'edgeserve/dashboard'") } })
   })
 })
+
+describe("Workers: a batched function that the Worker's own requests share, outside any deployment", () => {
+  it("refuses a second request's call while it holds another's, saying where to batch; the first is answered, and so is the next request", async () => {
+    const gate = await heldGate()
+    const first = get(`/shared-batch?x=1&gate=${encodeURIComponent(gate.url)}`).then((r) => r.json())
+    await gate.reached // the first request's batch is running, on that request's I/O
+    // Left to join, this call would wait on a batch that runs on another request's I/O.
+    expect(await (await get('/shared-batch?x=2')).json()).toEqual({
+      error: expect.stringMatching(/^TypeError: this batched function is busy with another request's calls.*batch inside a deployment/),
+    })
+    gate.open()
+    expect(await first).toEqual({ value: 2 })
+    // Nothing of the first request is left holding the function: the next request's call runs.
+    expect(await (await get('/shared-batch?x=3')).json()).toEqual({ value: 4 })
+  })
+
+  it('gathers the calls of one request into one batch', async () => {
+    const { outcomes, batches } = (await (await get('/shared-batch/many?n=5')).json()) as { outcomes: unknown[]; batches: number }
+    expect(outcomes).toEqual([1, 2, 3, 4, 5].map((value) => ({ value })))
+    expect(batches).toBe(1)
+  })
+})
+
+/** A loopback URL whose first request is held unanswered until `open()`; `reached` resolves when it arrives. */
+async function heldGate(): Promise<{ url: string; reached: Promise<void>; open(): void }> {
+  const arrived = deferred<ServerResponse>()
+  const server = createServer((_request, response) => arrived.resolve(response))
+  // Closed with its held request, answered or not: a failed test must not wait on it.
+  onTestFinished(() => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())))
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/gate`,
+    reached: arrived.promise.then(() => undefined),
+    open: () => void arrived.promise.then((response) => response.end('open')),
+  }
+}
 
 // --- autoscaling: the coordinator object keeps the count, the Worker's router follows it, and
 // replicas start from zero, scale up under several client connections, and retire when idle,
