@@ -194,8 +194,9 @@ export function errorJson(error: unknown): ErrorJson {
   // Thrown where no batch queue takes it apart (a handler called directly): its first item's error.
   if (error instanceof FailedItemsError && error.first !== undefined) return errorJson(error.first)
   if (error instanceof EdgeServeError) return { type: error.type, message: error.message, status: error.status }
-  console.error('edgeserve: unhandled error in a deployment:', error)
-  return { type: 'InternalServerError', message: 'the deployment failed while handling this request', status: 500 }
+  // Not "in a deployment": errorResponse is public, and a plain route's onError uses it too.
+  console.error('edgeserve: unhandled error while handling a request:', error)
+  return { type: 'InternalServerError', message: 'an internal error occurred while handling this request', status: 500 }
 }
 
 /**

@@ -468,7 +468,7 @@ describe('serve() on a loopback port', () => {
       const text = await response.text()
       expect(text).not.toMatch(/secret|\/srv|at .*\(|\.ts/)
       expect(JSON.parse(text)).toEqual({
-        error: { type: 'InternalServerError', message: 'the deployment failed while handling this request' },
+        error: { type: 'InternalServerError', message: 'an internal error occurred while handling this request' },
       })
     } finally {
       error.mockRestore()

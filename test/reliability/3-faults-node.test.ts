@@ -37,7 +37,7 @@ describe('faults on Node', () => {
     const [, poison] = failed[0]!
     expect(poison.status).toBe(500)
     // The handler's message names a file: the client must not see it.
-    expect(JSON.parse(poison.text)).toEqual({ error: { type: 'InternalServerError', message: 'the deployment failed while handling this request' } })
+    expect(JSON.parse(poison.text)).toEqual({ error: { type: 'InternalServerError', message: 'an internal error occurred while handling this request' } })
     answers.forEach((a, i) => xs[i] !== 666 && expect(a.text).toBe(String(xs[i]! * 2)))
     const calls = await json<number[][]>('/poison/seen')
     expect(calls.some((c) => c.length > 1)).toBe(true) // requests really were batched

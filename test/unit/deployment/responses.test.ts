@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { errorResponse } from '../../../src/deployment/responses.js'
 import { answerOf, responseOf } from '../../../src/deployment/replica.js'
 import { BackPressureError, HTTPError, ReplicaUnavailableError } from '../../../src/index.js'
@@ -17,6 +17,19 @@ describe('errorResponse', () => {
   it('sends no Retry-After with an answer that retrying would not change', () => {
     const refused = errorResponse(new HTTPError(400, 'bad input'))
     expect([refused.status, refused.headers.get('retry-after'), refused.headers.get('content-type')]).toEqual([400, null, 'application/json; charset=utf-8'])
+  })
+
+  it("answers any other error with a generic 500 and logs it, naming no deployment: a plain route's onError uses it too", async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    try {
+      const fault = new Error('cannot open /srv/secret/model.onnx')
+      const response = errorResponse(fault)
+      expect(response.status).toBe(500)
+      expect(await response.json()).toEqual({ error: { type: 'InternalServerError', message: 'an internal error occurred while handling this request' } })
+      expect(log).toHaveBeenCalledWith('edgeserve: unhandled error while handling a request:', fault)
+    } finally {
+      log.mockRestore()
+    }
   })
 })
 
