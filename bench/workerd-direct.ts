@@ -4,7 +4,11 @@
  * would), and workerd serves it from a config written here, its socket bound
  * straight to the Worker. The URL is printed as `READY <url>`.
  *
- *   WRANGLER_BUILD_CONDITIONS=edgeserve-source,workerd,worker,browser tsx bench/workerd-direct.ts
+ *   WRANGLER_BUILD_CONDITIONS=edgeserve-source,workerd,worker,browser tsx bench/workerd-direct.ts [wrangler.toml]
+ *
+ * Another Worker's wrangler.toml may be given: the workerd tests serve
+ * theirs so when they need what only workerd's own socket does (it notices
+ * a client that resets its connection; wrangler's proxy does not pass that on).
  *
  * Not Miniflare, which puts a Worker of its own in front of the user's (it
  * gives each request its `cf` object and logs it) and forwards every request
@@ -21,14 +25,14 @@ import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
 import { unstable_readConfig } from 'wrangler'
 import { ROOT } from './lib.js'
 
-const CONFIG = join(ROOT, 'bench/wrangler.toml')
-const outdir = mkdtempSync(join(tmpdir(), 'edgeserve-bench-worker-'))
+const CONFIG = resolve(process.argv[2] ?? join(ROOT, 'bench/wrangler.toml'))
+const outdir = mkdtempSync(join(tmpdir(), 'edgeserve-direct-worker-'))
 execFileSync(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir, '-c', CONFIG], {
   cwd: ROOT,
   stdio: ['ignore', 'ignore', 'inherit'],
@@ -42,6 +46,7 @@ const files = readdirSync(outdir)
   .sort((a, b) => Number(b === 'worker.js') - Number(a === 'worker.js'))
 // Bindings, Durable Object classes and compatibility settings from the same config wrangler dev reads.
 const config = unstable_readConfig({ config: CONFIG })
+const name = config.name ?? 'worker'
 const bindings: { name: string; class_name: string }[] = config.durable_objects.bindings
 const v8Flags = (process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '').split(' ').filter(Boolean)
 
@@ -53,8 +58,8 @@ writeFileSync(
   join(outdir, 'config.capnp'),
   `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [(name = "bench", worker = .worker)],
-  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = "bench")],
+  services = [(name = ${text(name)}, worker = .worker)],
+  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = ${text(name)})],
   v8Flags = ${list(v8Flags.map(text))},
 );
 const worker :Workerd.Worker = (
@@ -62,7 +67,7 @@ const worker :Workerd.Worker = (
   compatibilityDate = ${text(config.compatibility_date!)},
   compatibilityFlags = ${list(config.compatibility_flags.map(text))},
   bindings = ${list(bindings.map((b) => `(name = ${text(b.name)}, durableObjectNamespace = ${text(b.class_name)})`))},
-  durableObjectNamespaces = ${list(bindings.map((b) => `(className = ${text(b.class_name)}, uniqueKey = ${text(`edgeserve-bench-${b.class_name}`)}, enableSql = true)`))},
+  durableObjectNamespaces = ${list(bindings.map((b) => `(className = ${text(b.class_name)}, uniqueKey = ${text(`${name}-${b.class_name}`)}, enableSql = true)`))},
   durableObjectStorage = (inMemory = void),
 );
 `,

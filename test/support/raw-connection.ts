@@ -115,6 +115,11 @@ export class RawConnection {
     this.socket.destroy()
   }
 
+  /** Go away as a client that crashed or lost its network does: a reset, not a FIN that may only half-close. */
+  reset(): void {
+    this.socket.resetAndDestroy()
+  }
+
   /** Parse one whole answer off the front of what was received, if there is one. */
   private take(): RawAnswer | undefined {
     const split = this.received.indexOf('\r\n\r\n')

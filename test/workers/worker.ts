@@ -11,6 +11,7 @@ import { itemPredictor, malformedItemApp, requestsPredictor } from '../support/m
 import { textGenerator as unpacedGenerator } from '../../examples/text-generator/generator.js'
 import { overloadApp } from './overload-app.js'
 import { sharedBatchApp } from './shared-batch-app.js'
+import { disconnectApp, held } from './disconnect-app.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -191,6 +192,8 @@ app.route('/', malformedItemApp)
 app.route('/', overloadApp)
 // A batched function that the Worker's own requests share, outside any deployment (test/workers/shared-batch-app.ts).
 app.route('/', sharedBatchApp)
+// A deployment whose batches a test holds, to see what comes of a client that leaves while queued (test/workers/disconnect-app.ts).
+app.route('/', disconnectApp)
 
 export default serveWorker(app)
 export const TenantModels = durableObject(tenants)
@@ -201,6 +204,7 @@ export const MalformedItemPredictor = durableObject(itemPredictor)
 export const MalformedRequestsPredictor = durableObject(requestsPredictor)
 export const Recorder = durableObject(recorder)
 export { OverloadedAlone, OverloadedPair } from './overload-app.js'
+export const HeldBatches = durableObject(held)
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {
   async resetForTest(reason: string): Promise<void> {

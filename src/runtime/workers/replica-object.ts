@@ -65,8 +65,10 @@ export class ReplicaObject extends DurableObject<unknown> {
     this.#arrived()
     if (request.method !== 'GET' && request.method !== 'HEAD') answerBadJsonWith400(request)
     try {
-      // The Worker's ingress checked the header before routing here by it.
-      return await this.#host().fetch(request, { multiplexedModelId: request.headers.get(MODEL_ID_HEADER) ?? undefined })
+      // The Worker's ingress checked the header before routing here by it. The request's signal aborts
+      // when its client goes away, with the enable_request_signal flag (else it never does): a call
+      // still queued then leaves the batch queue instead of running for nobody.
+      return await this.#host().fetch(request, { multiplexedModelId: request.headers.get(MODEL_ID_HEADER) ?? undefined, signal: request.signal })
     } finally {
       // A small body comes as the client sent it, pumped by the Worker: an answer that left it
       // unread would break that pump and the client's connection (see unread-body.ts).
