@@ -96,8 +96,10 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
       else caller.addEventListener('abort', this)
     }
     if (this.aborted) return this
-    if (this.expired()) this.cancel(new RequestTimeoutError())
-    else this.timer = setTimeout(() => this.timeOut(), this.deadline - Date.now())
+    // One reading of the clock: a tick between two could make the timer's delay negative.
+    const left = this.deadline - Date.now()
+    if (left <= 0) this.cancel(new RequestTimeoutError())
+    else this.timer = setTimeout(() => this.timeOut(), left)
     return this
   }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { RequestScope } from '../../../src/deployment/request-scope.js'
 
 describe('RequestScope as a cancel signal', () => {
@@ -24,5 +24,22 @@ describe('RequestScope as a cancel signal', () => {
     source.cancel(new Error('gone'))
     source.addEventListener('abort', listener)
     expect(calls).toBe(0)
+  })
+
+  it('times its deadline from one reading of the clock: a tick past the deadline in between never makes a negative delay', () => {
+    const deadline = 1_000_000
+    // The clock reads just before the deadline, then just after it, as when it ticks mid-call.
+    const clock = vi.spyOn(Date, 'now').mockReturnValueOnce(deadline - 1).mockReturnValue(deadline + 1)
+    const timers = vi.spyOn(globalThis, 'setTimeout')
+    const scope = new RequestScope('http', deadline, undefined, undefined)
+    try {
+      void scope.signal
+      expect(scope.aborted).toBe(false)
+      expect(timers.mock.calls.map(([, delay]) => delay)).toEqual([1])
+    } finally {
+      scope.close()
+      timers.mockRestore()
+      clock.mockRestore()
+    }
   })
 })
