@@ -108,10 +108,10 @@ export class Replica implements ReplicaEndpoint {
         throw new HTTPError(501, `deployment ${this.deployment.name} has no fetch() method to answer HTTP requests`)
       }
       if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
-      const work = this.deployment.options.batching
-        ? // Whole requests are the batch items: the queue gets the request's scope as the call's own.
-          (this.#batchedFetch ??= this.#batchFetch(instance, fetch))(request, { signal: scope.signal, context: scope })
-        : Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
+      // In the request's scope, as a method's own batched calls are: with `batching`, whole requests are
+      // the batch items, and the queue takes the call's signal, model id and context from the scope.
+      const batched = this.deployment.options.batching ? (this.#batchedFetch ??= this.#batchFetch(instance, fetch)) : undefined
+      const work = Promise.resolve(requestContext.run(scope, () => (batched ? batched(request) : fetch.call(instance, request))))
       // Without a deadline an HTTP answer waits for the method: a client that left reads nothing anyway.
       answer = answerOf(await (scope.deadline === undefined ? work : scope.settle(work)))
     } catch (error) {
