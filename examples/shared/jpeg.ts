@@ -35,7 +35,7 @@ function readJpegSize(bytes: Uint8Array): { width: number; height: number } {
     if (length < 2) throw new ImageDecodeError('corrupt', 'invalid JPEG: bad segment length')
     offset += 2 + length
   }
-  throw new ImageDecodeError('corrupt', 'invalid JPEG: no frame header (truncated or not a JPEG)')
+  throw new ImageDecodeError('corrupt', 'invalid JPEG: no frame header (the file is cut short, or not a JPEG)')
 }
 
 export function decodeJpeg(bytes: Uint8Array): RgbImage {
@@ -51,6 +51,19 @@ export function decodeJpeg(bytes: Uint8Array): RgbImage {
     })
     return { width: img.width, height: img.height, data: img.data }
   } catch (error) {
-    throw new ImageDecodeError('corrupt', `invalid JPEG: ${messageOf(error)}`, { cause: error })
+    // jpeg-js reports a file cut short as a marker it did not find; name it as what it is.
+    const reason = endsBeforeEndOfImage(bytes) ? 'the file is cut short: it ends before its end-of-image marker' : messageOf(error)
+    throw new ImageDecodeError('corrupt', `invalid JPEG: ${reason}`, { cause: error })
   }
+}
+
+/**
+ * Whether the file holds no end-of-image marker (FF D9). Coded data never
+ * holds those two bytes (an FF there is followed by 00 or a restart
+ * marker), so a file without them was cut short. A thumbnail's own marker
+ * inside the metadata makes the answer no: then jpeg-js's message stands.
+ */
+function endsBeforeEndOfImage(bytes: Uint8Array): boolean {
+  for (let i = bytes.length - 2; i >= 2; i--) if (bytes[i] === 0xff && bytes[i + 1] === 0xd9) return false
+  return true
 }

@@ -57,4 +57,9 @@ export function checkDimensions(format: string, width: number, height: number): 
   }
 }
 
-export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+/** An error's message, with its cause's when the message only leads up to it ("...: " and the cause). */
+export function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const message = error.message.trim()
+  return message.endsWith(':') && error.cause !== undefined ? `${message} ${messageOf(error.cause)}` : message
+}

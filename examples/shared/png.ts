@@ -6,6 +6,8 @@
  *  - image data that could inflate to far more than that size (a "zlib
  *    bomb") is inflated once first, only counting, and refused as soon as it
  *    passes the size;
+ *  - a file cut short, the usual broken upload, is named as such, and so
+ *    is image data that ends before the last row;
  *  - every failure is an ImageDecodeError (see ./pixels.ts).
  *
  * Every PNG becomes 8 bits per sample, gray or RGB: palettes are expanded,
@@ -13,19 +15,19 @@
  * and transparent pixels are composited over white (text crops with an
  * alpha channel are almost always dark glyphs on a transparent background).
  */
-import { Unzlib } from 'fflate'
+import { Unzlib, unzlibSync } from 'fflate'
 import { convertIndexedToRgb, decode, hasPngSignature, type DecodedPng } from 'fast-png'
 import { ImageDecodeError, checkDimensions, messageOf, type DecodedImage } from './pixels.js'
 
 export const isPng = (bytes: Uint8Array): boolean => hasPngSignature(bytes)
 
 export function decodePng(bytes: Uint8Array): DecodedImage {
-  const { width, height, maxImageData, compressed } = readLayout(bytes)
-  refuseZlibBomb(compressed, maxImageData)
+  const layout = readLayout(bytes)
+  refuseZlibBomb(layout.compressed, layout.maxImageData)
   try {
     return toPixels(decode(bytes, { checkCrc: true }))
   } catch (error) {
-    throw new ImageDecodeError('corrupt', `invalid PNG: ${messageOf(error)}`, { cause: error })
+    throw new ImageDecodeError('corrupt', `invalid PNG: ${shortImageData(layout) ?? messageOf(error)}`, { cause: error })
   }
 }
 
@@ -38,6 +40,10 @@ const SAMPLES_PER_PIXEL: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4
 interface Layout {
   width: number
   height: number
+  /** Bits per pixel; undefined if IHDR names a bit depth or colour type that PNG does not have. */
+  bitsPerPixel: number | undefined
+  /** Whether the rows are Adam7-interlaced. */
+  interlaced: boolean
   /** More than the image data can inflate to in a valid file of this size (see below). */
   maxImageData: number
   /** The IDAT chunks' payloads: the zlib stream, in pieces. */
@@ -48,27 +54,86 @@ interface Layout {
 function readLayout(bytes: Uint8Array): Layout {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const IHDR = 0x49484452 // the chunk type's four ASCII letters, big-endian
-  if (bytes.length < 33 || view.getUint32(8) !== 13 || view.getUint32(12) !== IHDR) {
-    throw new ImageDecodeError('corrupt', 'invalid PNG: missing IHDR header')
-  }
+  // A file too short for IHDR is one cut short, unless what it has of IHDR's length and type is wrong.
+  const hasIhdrStart = bytes.length < 16 || (view.getUint32(8) === 13 && view.getUint32(12) === IHDR)
+  if (!hasIhdrStart) throw new ImageDecodeError('corrupt', 'invalid PNG: missing IHDR header')
+  if (bytes.length < 33) throw truncated('inside its IHDR chunk')
   const width = view.getUint32(16)
   const height = view.getUint32(20)
   checkDimensions('PNG', width, height)
-  // At most 64 (16-bit RGBA): fast-png refuses any other depth or colour type.
-  const bitsPerPixel = Math.min(bytes[24]! * (SAMPLES_PER_PIXEL[bytes[25]!] ?? 4), 64)
+  const depth = bytes[24]!
+  const samples = SAMPLES_PER_PIXEL[bytes[25]!]
+  const bitsPerPixel = samples !== undefined && [1, 2, 4, 8, 16].includes(depth) ? depth * samples : undefined
   // Each row is its pixels and a filter byte. Adam7 interlacing splits the
   // image into seven passes whose rows have a filter byte each too: never
-  // as much again as the plain layout, so twice it bounds both.
-  const maxImageData = 2 * height * (1 + Math.ceil((width * bitsPerPixel) / 8))
+  // as much again as the plain layout, so twice it bounds both. At most 64
+  // bits a pixel (16-bit RGBA) for a format PNG does not have: fast-png
+  // refuses those anyway.
+  const maxImageData = 2 * height * (1 + Math.ceil((width * (bitsPerPixel ?? 64)) / 8))
   const compressed: Uint8Array[] = []
-  for (let offset = 8; offset + 8 <= bytes.length; ) {
+  // Every chunk whole, up to IEND: an upload cut short fails here, named as such.
+  for (let offset = 8; ; ) {
+    if (offset + 8 > bytes.length) throw truncated(offset === bytes.length ? 'before its IEND chunk' : 'inside a chunk header')
     const length = view.getUint32(offset)
     const type = String.fromCharCode(...bytes.subarray(offset + 4, offset + 8))
+    if (offset + 12 + length > bytes.length) throw truncated(/^[A-Za-z]{4}$/.test(type) ? `inside its ${type} chunk` : 'inside a chunk')
     if (type === 'IDAT') compressed.push(bytes.subarray(offset + 8, offset + 8 + length))
     if (type === 'IEND') break
     offset += 12 + length
   }
-  return { width, height, maxImageData, compressed }
+  return { width, height, bitsPerPixel, interlaced: bytes[28] === 1, maxImageData, compressed }
+}
+
+const truncated = (where: string): ImageDecodeError =>
+  new ImageDecodeError('corrupt', `invalid PNG: the file is cut short: it ends ${where}`)
+
+/** The Adam7 passes: where each starts in an 8x8 block, and its step across and down. */
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const
+
+/** The bytes a valid file's image data inflates to: each row's pixels after a filter byte, in each pass if interlaced. */
+function imageDataBytes(width: number, height: number, bitsPerPixel: number, interlaced: boolean): number {
+  const rows = (w: number, h: number): number => (w === 0 || h === 0 ? 0 : h * (1 + Math.ceil((w * bitsPerPixel) / 8)))
+  if (!interlaced) return rows(width, height)
+  let total = 0
+  for (const [x0, y0, dx, dy] of ADAM7) total += rows(Math.ceil((width - x0) / dx), Math.ceil((height - y0) / dy))
+  return total
+}
+
+/**
+ * Why a file failed to decode, when the reason is a whole zlib stream that
+ * holds too few rows: fast-png reports that only as a missing filter byte.
+ * Undefined for any other failure, whose message fast-png words well. Runs
+ * only after a failure, so inflating again costs a valid image nothing.
+ */
+function shortImageData({ width, height, bitsPerPixel, interlaced, compressed }: Layout): string | undefined {
+  if (bitsPerPixel === undefined) return undefined
+  let inflated: number
+  try {
+    inflated = unzlibSync(concat(compressed)).length
+  } catch {
+    return undefined
+  }
+  const expected = imageDataBytes(width, height, bitsPerPixel, interlaced)
+  if (inflated >= expected) return undefined
+  return `its image data ends before its last row: ${inflated} bytes where ${width}x${height} pixels need ${expected}`
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
 }
 
 /** Deflate's densest code (a 258-byte match in 2 bits) expands data at most 1032 times. */

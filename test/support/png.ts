@@ -34,15 +34,17 @@ export interface PngParts {
   colorType?: number
   /** Chunks between IHDR and IDAT (PLTE, tRNS). */
   before?: [type: string, data: Uint8Array][]
+  /** Adam7-interlaced rows. Default false. */
+  interlaced?: boolean
 }
 
 /** A PNG whose IHDR says `width` x `height`, with `idat` as its compressed image data, as given. */
-export function craftPng(width: number, height: number, idat: Uint8Array, { depth = 8, colorType = 0, before = [] }: PngParts = {}): Uint8Array<ArrayBuffer> {
+export function craftPng(width: number, height: number, idat: Uint8Array, { depth = 8, colorType = 0, before = [], interlaced = false }: PngParts = {}): Uint8Array<ArrayBuffer> {
   const ihdr = new Uint8Array(13)
   const view = new DataView(ihdr.buffer)
   view.setUint32(0, width)
   view.setUint32(4, height)
-  ihdr.set([depth, colorType, 0, 0, 0], 8) // deflate, adaptive filter, no interlace
+  ihdr.set([depth, colorType, 0, 0, interlaced ? 1 : 0], 8) // deflate, adaptive filter, interlace or none
   const parts = [
     Uint8Array.from(PNG_SIGNATURE),
     pngChunk('IHDR', ihdr),

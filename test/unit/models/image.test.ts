@@ -211,12 +211,25 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
     }
   })
 
-  it('refuses truncated PNGs, wherever they are cut', () => {
-    for (const length of [8, 20, 40, grayPng.length >> 1, grayPng.length - 12, grayPng.length - 1]) {
+  it('refuses truncated PNGs, wherever they are cut, and says where', () => {
+    const cuts: [length: number, where: string][] = [
+      [8, 'inside its IHDR chunk'],
+      [20, 'inside its IHDR chunk'],
+      [36, 'inside a chunk header'],
+      [grayPng.length >> 1, 'inside its IDAT chunk'],
+      [grayPng.length - 12, 'before its IEND chunk'],
+      [grayPng.length - 1, 'inside its IEND chunk'],
+    ]
+    for (const [length, where] of cuts) {
       const error = decodeError(grayPng.slice(0, length))
-      expect(error.reason).toBe('corrupt')
-      expect(error.message).toMatch(/^invalid PNG: /)
+      expect([length, error.reason, error.message]).toEqual([length, 'corrupt', `invalid PNG: the file is cut short: it ends ${where}`])
     }
+  })
+
+  it('still says a header is missing when the bytes after the signature are not IHDR', () => {
+    const bytes = grayPng.slice(0, 20)
+    bytes[12] = 0x58 // 'X' for the I of IHDR
+    expect(decodeError(bytes).message).toBe('invalid PNG: missing IHDR header')
   })
 
   it('refuses a PNG whose image data was altered (CRC mismatch)', () => {
@@ -225,15 +238,27 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
     expect(decodeError(bytes).message).toMatch(/^invalid PNG: /)
   })
 
-  it('refuses a PNG whose data stream is shorter than its header promises', () => {
+  it('refuses a PNG whose data stream is shorter than its header promises, and says so', () => {
     const bytes = craftPng(100, 100, new Uint8Array(50 * 101)) // 50 of the 100 rows
-    expect([decodeError(bytes).reason, decodeError(bytes).message]).toEqual(['corrupt', expect.stringMatching(/^invalid PNG: /)])
+    expect([decodeError(bytes).reason, decodeError(bytes).message]).toEqual([
+      'corrupt',
+      'invalid PNG: its image data ends before its last row: 5050 bytes where 100x100 pixels need 10100',
+    ])
     // A zlib stream cut short, in chunks whose CRCs are right.
     const ihdr = craftPng(10, 10, new Uint8Array(0)).subarray(0, 33)
     const cut = zlibSync(seededBytes(110, 7)).subarray(0, 40)
     const parts = [ihdr, pngChunk('IDAT', cut), pngChunk('IEND', new Uint8Array(0))]
     const error = decodeError(Uint8Array.from(parts.flatMap((p) => Array.from(p))))
-    expect([error.reason, error.message]).toEqual(['corrupt', expect.stringMatching(/^invalid PNG: /)])
+    expect([error.reason, error.message]).toEqual(['corrupt', 'invalid PNG: unexpected EOF'])
+    // Data that is not zlib at all: fast-png's message leads up to its cause's, and the answer has both.
+    expect(decodeError(craftRawPng(10, 10, seededBytes(50, 3))).message).toBe('invalid PNG: Error while decompressing the data: invalid zlib data')
+  })
+
+  it("counts an interlaced image's seven passes when it says how much image data is missing", () => {
+    // 10x10 gray, Adam7: passes of 2x2, 1x2, 3x1, 2x3, 5x2, 5x5 and 10x5 pixels, with a filter byte a row, take
+    // 6 + 4 + 4 + 9 + 12 + 30 + 55 = 120 bytes; the plain layout would take 110.
+    const bytes = craftPng(10, 10, new Uint8Array(100), { interlaced: true })
+    expect(decodeError(bytes).message).toBe('invalid PNG: its image data ends before its last row: 100 bytes where 10x10 pixels need 120')
   })
 
   it('reads oversized dimensions from the header, before decoding anything', () => {
@@ -275,12 +300,15 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
     expect(error.message).toContain('5000x5000')
   })
 
-  it('refuses truncated JPEGs', () => {
+  it('refuses truncated JPEGs, and says they were cut short', () => {
     const bytes = new Uint8Array(jpeg.encode({ width, height, data: rgba(() => 255) }, 90).data)
-    for (const length of [3, 20, bytes.length >> 1]) {
+    for (const length of [3, 20]) {
       const error = decodeError(bytes.slice(0, length))
-      expect(error.reason).toBe('corrupt')
-      expect(error.message).toMatch(/^invalid JPEG: /)
+      expect([error.reason, error.message]).toEqual(['corrupt', 'invalid JPEG: no frame header (the file is cut short, or not a JPEG)'])
+    }
+    for (const length of [bytes.length >> 1, bytes.length - 2]) {
+      const error = decodeError(bytes.slice(0, length))
+      expect([error.reason, error.message]).toEqual(['corrupt', 'invalid JPEG: the file is cut short: it ends before its end-of-image marker'])
     }
   })
 })
