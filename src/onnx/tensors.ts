@@ -23,7 +23,7 @@ export function stack(
   const failed = new Map<number, Error>()
   for (let i = 0; i < items.length; i++) {
     const item = items[i]
-    const problem = listProblem(item)
+    const problem = listProblem(item, type)
     if (problem !== undefined) failed.set(i, unfit(`item ${problem}; shape [${shape.join(', ')}] needs ${size} numbers`))
     else if (item!.length !== size) failed.set(i, unfit(`item has ${item!.length} values, but shape [${shape.join(', ')}] needs ${size}`))
   }
@@ -38,7 +38,7 @@ export function stackInt64(TensorClass: TensorClass, items: readonly (BigInt64Ar
   const data = new BigInt64Array(items.length * length)
   const failed = new Map<number, Error>()
   items.forEach((item, i) => {
-    const problem = listProblem(item, true) ?? integerProblem(item)
+    const problem = listProblem(item, 'int64')
     if (problem !== undefined) return failed.set(i, unfit(`item ${problem}; shape [${length}] needs ${length} integer ids`))
     if (item.length !== length) return failed.set(i, unfit(`item has ${item.length} ids, but shape [${length}] needs ${length}`))
     for (let j = 0; j < length; j++) data[i * length + j] = BigInt(item[j]!)
@@ -82,7 +82,7 @@ export function pad(
   const type = options.type ?? 'float32'
   const failed = new Map<number, Error>()
   items.forEach((item, i) => {
-    let problem = listProblem(item, type === 'int64') ?? (type === 'int64' ? integerProblem(item) : undefined)
+    let problem = listProblem(item, type)
     if (problem === undefined && item.length > largest) problem = `has ${item.length} values, more than every allowed size (${[...to].join(', ')})`
     if (problem !== undefined) failed.set(i, unfit(`item ${problem}`))
   })
@@ -116,45 +116,59 @@ function unfit(message: string): HTTPError {
   return new HTTPError(422, message)
 }
 
+/** The element types the helpers build tensors of. */
+type ElementType = 'float32' | 'int32' | 'int64'
+
 /**
- * Why `item` is not a list of numbers (a typed array, or an array of
- * numbers; of bigints too where `ints64`), or undefined if it is one. A plain
- * array's values are checked: a typed array's set() would quietly turn a
- * string or an object into NaN, and throw at a bigint.
+ * Why `item` is not a list of numbers that fit a `type` tensor (a typed
+ * array, or an array of numbers; of bigints too for int64), or undefined if
+ * it is one. A plain array's values are checked: a typed array's set()
+ * would quietly turn a string or an object into NaN, a number past float32's
+ * range into Infinity, a fraction into an integer, and throw at a bigint.
  */
-function listProblem(item: unknown, ints64 = false): string | undefined {
-  const what = ints64 ? 'integer ids' : 'numbers'
+function listProblem(item: unknown, type: ElementType): string | undefined {
+  const what = type === 'int64' ? 'integer ids' : 'numbers'
   if (ArrayBuffer.isView(item)) {
     const bigints = item instanceof BigInt64Array || item instanceof BigUint64Array
-    return bigints && !ints64 ? `is a ${item.constructor.name}, not a list of numbers` : undefined
+    if (bigints) return type === 'int64' ? undefined : `is a ${item.constructor.name}, not a list of numbers`
+    // A float array given for int64 ids: its values must still be whole.
+    return type === 'int64' ? valuesProblem(item as unknown as ArrayLike<unknown>, type) : undefined
   }
   if (typeof item !== 'object' || item === null || typeof (item as { length?: unknown }).length !== 'number') {
     return `is not a list of ${what} (received ${describe(item)})`
   }
-  const list = item as ArrayLike<unknown>
+  return valuesProblem(item as ArrayLike<unknown>, type)
+}
+
+function valuesProblem(list: ArrayLike<unknown>, type: ElementType): string | undefined {
   for (let j = 0; j < list.length; j++) {
-    const value = list[j]
-    if (typeof value !== 'number' && (!ints64 || typeof value !== 'bigint')) {
-      return `has a value that is not a number at [${j}] (received ${describe(value)})`
-    }
+    const problem = valueProblem(list[j], type)
+    if (problem !== undefined) return `has a value ${problem} at [${j}] (received ${describe(list[j])})`
   }
   return undefined
 }
 
-/** Why a list of numbers cannot become int64 ids (a fraction, NaN, Infinity), or undefined. */
-function integerProblem(item: ArrayLike<number | bigint>): string | undefined {
-  if (item instanceof BigInt64Array) return undefined
-  for (let j = 0; j < item.length; j++) {
-    const value = item[j]!
-    if (typeof value === 'number' && !Number.isInteger(value)) return `has a value that is not an integer at [${j}] (received ${value})`
-  }
-  return undefined
+/** The largest magnitude a float32 holds: a number past it becomes Infinity in the tensor. */
+const FLOAT32_MAX = 3.4028234663852886e38
+const INT64_BOUND = 2n ** 63n
+
+/**
+ * Why `value` cannot go into a `type` tensor as it is, or undefined. NaN may
+ * go into float32: models such as tree ensembles read it as a missing value.
+ */
+function valueProblem(value: unknown, type: ElementType): string | undefined {
+  if (typeof value === 'bigint' && type === 'int64') return value < -INT64_BOUND || value >= INT64_BOUND ? "outside int64's range" : undefined
+  if (typeof value !== 'number') return 'that is not a number'
+  if (type === 'float32') return Math.abs(value) > FLOAT32_MAX ? 'that float32 cannot hold' : undefined
+  if (!Number.isInteger(value)) return 'that is not an integer'
+  const bound = type === 'int32' ? 2 ** 31 : 2 ** 63
+  return value < -bound || value >= bound ? `outside ${type}'s range` : undefined
 }
 
 function describe(value: unknown): string {
   if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean') return String(value)
   if (typeof value === 'bigint') return `${value}n`
-  if (typeof value === 'string') return `a string of ${value.length} characters`
+  if (typeof value === 'string') return `a string of ${value.length} character${value.length === 1 ? '' : 's'}`
   if (Array.isArray(value)) return 'an array'
   return typeof value === 'object' ? 'an object' : typeof value
 }

@@ -36,10 +36,27 @@ describe('stack() checks each item against the shape', () => {
     expect(errors).toEqual({
       0: [422, 'item is not a list of numbers (received undefined); shape [8] needs 8 numbers'],
       1: [422, 'item is not a list of numbers (received a string of 8 characters); shape [8] needs 8 numbers'],
-      2: [422, 'item has a value that is not a number at [3] (received a string of 1 characters); shape [8] needs 8 numbers'],
+      2: [422, 'item has a value that is not a number at [3] (received a string of 1 character); shape [8] needs 8 numbers'],
       3: [422, 'item is not a list of numbers (received an object); shape [8] needs 8 numbers'],
       4: [422, 'item has a value that is not a number at [7] (received an array); shape [8] needs 8 numbers'],
       5: [422, 'item is a BigInt64Array, not a list of numbers; shape [8] needs 8 numbers'],
+    })
+  })
+
+  it('refuses a number the tensor cannot hold as it is, which a typed array would quietly change', () => {
+    const full = (value: number) => [value, ...row(7)]
+    // JSON's 1e400 parses to Infinity, and 1e39 is finite but past float32's range: either would reach the model as Infinity.
+    expect(itemErrors(() => stack([full(1e400), full(-1e39), full(3e38), full(Number.NaN)], [8]))).toEqual({
+      0: [422, 'item has a value that float32 cannot hold at [0] (received Infinity); shape [8] needs 8 numbers'],
+      1: [422, 'item has a value that float32 cannot hold at [0] (received -1e+39); shape [8] needs 8 numbers'],
+    })
+    expect(itemErrors(() => stack([[1, 2.5], [2 ** 31, 0], [-(2 ** 31), 7]], [2], 'int32'))).toEqual({
+      0: [422, 'item has a value that is not an integer at [1] (received 2.5); shape [2] needs 2 numbers'],
+      1: [422, "item has a value outside int32's range at [0] (received 2147483648); shape [2] needs 2 numbers"],
+    })
+    expect(itemErrors(() => stackInt64([[2 ** 63], [2n ** 63n], [-(2n ** 63n)]] as unknown as number[][], 1))).toEqual({
+      0: [422, "item has a value outside int64's range at [0] (received 9223372036854776000); shape [1] needs 1 integer ids"],
+      1: [422, "item has a value outside int64's range at [0] (received 9223372036854775808n); shape [1] needs 1 integer ids"],
     })
   })
 
@@ -76,7 +93,7 @@ describe('stackInt64() and pad() fail the items that do not fit, alone', () => {
       1: [422, 'item has 9 values, more than every allowed size (4, 8)'],
     })
     expect(itemErrors(() => pad([row(3), [1, 'x']] as number[][]))).toEqual({
-      1: [422, 'item has a value that is not a number at [1] (received a string of 1 characters)'],
+      1: [422, 'item has a value that is not a number at [1] (received a string of 1 character)'],
     })
     expect(itemErrors(() => pad([[1, 2.5]], { type: 'int64' }))).toEqual({
       0: [422, 'item has a value that is not an integer at [1] (received 2.5)'],
