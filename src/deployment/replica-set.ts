@@ -79,15 +79,28 @@ export function replicaIndexOf(deployment: Deployment, name: string): number {
   return index
 }
 
+/** Deployments whose missing binding was logged: once each, not on every request. */
+const reportedMissing = new WeakSet<Deployment>()
+
+/**
+ * A deployment the runtime gave no replicas: the log says how to bind them,
+ * once; the client hears only that the server is not set up for it (the fix
+ * names the Worker's bindings and classes, which are not the client's
+ * business).
+ */
 function missingBinding(deployment: Deployment): HTTPError {
   const { binding } = deployment.options
-  return new HTTPError(
-    500,
-    `no replicas found for deployment ${deployment.name}: env.${binding} is missing. ` +
-      `On Workers, add to wrangler.toml:\n` +
-      `[[durable_objects.bindings]]\nname = "${binding}"\nclass_name = "${binding}"\n` +
-      `[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["${binding}"]\n` +
-      `and export const ${binding} = durableObject(${deployment.name}) from the Worker. ` +
-      `On Node, serve the app with serve() from edgeserve/node.`,
-  )
+  if (!reportedMissing.has(deployment)) {
+    reportedMissing.add(deployment)
+    const className = `${binding}Object`
+    console.error(
+      `edgeserve: no replicas found for deployment ${deployment.name}: env.${binding} is missing.\n` +
+        `On Workers, bind it in wrangler.toml:\n\n` +
+        `[[durable_objects.bindings]]\nname = "${binding}"\nclass_name = "${className}"\n\n` +
+        `[[migrations]]\ntag = "v1"   # or your next migration's tag\nnew_sqlite_classes = ["${className}"]\n\n` +
+        `and export the class from the Worker: export const ${className} = durableObject(<the deployment>)\n` +
+        `On Node, serve the app with serve() from edgeserve/node, or edgeserve run.`,
+    )
+  }
+  return new HTTPError(500, `deployment ${deployment.name} has no replicas on this server; its log says how to bind them`)
 }

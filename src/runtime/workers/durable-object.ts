@@ -40,7 +40,7 @@ export interface ReplicaDurableObjectClass {
  * The Durable Object class that hosts the replicas of `deployment`:
  *
  * ```ts
- * export const BatchAdder = durableObject(adder)   // wrangler.toml: class_name = "BatchAdder"
+ * export const BatchAdderObject = durableObject(adder)   // wrangler.toml: class_name = "BatchAdderObject"
  * ```
  *
  * One object per replica (`idFromName("<name>/<i>")`), so concurrent requests

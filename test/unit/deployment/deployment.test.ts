@@ -1,9 +1,10 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest'
+import { Hono } from 'hono'
 import { deployment, getHandle, ingress, replicaContext } from '../../../src/index.js'
 import { Router } from '../../../src/deployment/router.js'
 import { RequestScope } from '../../../src/deployment/request-scope.js'
 import { replicaSetOf } from '../../../src/deployment/replica-set.js'
-import { BackPressureError, RequestCancelledError, RequestTimeoutError } from '../../../src/index.js'
+import { BackPressureError, HTTPError, RequestCancelledError, RequestTimeoutError } from '../../../src/index.js'
 
 class Model {
   constructor(
@@ -135,12 +136,28 @@ describe('ingress()', () => {
 })
 
 describe('finding replicas', () => {
-  it('a missing binding fails with the wrangler.toml lines to add', () => {
-    const d = deployment(Model, { name: 'Model' })
-    expect(() => replicaSetOf({}, d)).toThrow(
-      /env\.Model is missing\. On Workers, add to wrangler\.toml:\n\[\[durable_objects\.bindings\]\]\nname = "Model"\nclass_name = "Model"/,
-    )
-    expect(() => replicaSetOf(undefined, d)).toThrow(/serve the app with serve\(\) from edgeserve\/node/)
+  it('a missing binding fails with a 500 that keeps the fix to the log, which names the wrangler.toml lines once', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const d = deployment(Model, { name: 'Model' })
+      const refusal = new HTTPError(500, 'deployment Model has no replicas on this server; its log says how to bind them')
+      expect(() => replicaSetOf({}, d)).toThrow(refusal)
+      expect(() => replicaSetOf(undefined, d)).toThrow(refusal)
+      expect(logged).toHaveBeenCalledTimes(1)
+      const hint = String(logged.mock.calls[0]![0])
+      // The names the README's Workers sections use: the binding under the deployment's name, its class under name + "Object".
+      expect(hint).toContain('env.Model is missing')
+      expect(hint).toContain('[[durable_objects.bindings]]\nname = "Model"\nclass_name = "ModelObject"')
+      expect(hint).toContain('new_sqlite_classes = ["ModelObject"]')
+      expect(hint).toContain('export const ModelObject = durableObject(<the deployment>)')
+      expect(hint).toContain('serve the app with serve() from edgeserve/node')
+      // Through a route, the client gets that 500 as JSON, without the hint.
+      const response = await new Hono().get('/', ingress(d)).request('/')
+      expect([response.status, await response.json()]).toEqual([500, { error: { type: 'HTTPError', message: refusal.message } }])
+      expect(logged).toHaveBeenCalledTimes(1)
+    } finally {
+      logged.mockRestore()
+    }
   })
 })
 
