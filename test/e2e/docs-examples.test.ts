@@ -77,6 +77,11 @@ async function adderAnswers(base: string): Promise<void> {
   expect(await (await fetch(`${base}/adder?number=41`)).text()).toBe('42')
 }
 
+/** An adder that checks its number: a word, a fraction, none and an empty one each get a 400 JSON error, not an answer. */
+async function adderRefusesBadNumbers(base: string): Promise<void> {
+  for (const query of ['?number=x', '?number=1.5', '', '?number=']) await expectJsonError(await fetch(`${base}/adder${query}`), 400)
+}
+
 async function expectJsonError(response: Response, status: number): Promise<void> {
   expect(response.status).toBe(status)
   expect(response.headers.get('content-type')).toMatch(/^application\/json/)
@@ -86,9 +91,10 @@ async function expectJsonError(response: Response, status: number): Promise<void
 
 /**
  * A model example's answers: each house alone first (its right value), then
- * all of them at once with one malformed request among them (a row of 3
- * numbers where the model takes 8) and one body that is not JSON. Every
- * good request is answered 200 with its right value; the bad ones get a 4xx.
+ * all of them at once with bad requests among them: a row of 3 numbers where
+ * the model takes 8, a body that is not JSON, JSON that is no object of
+ * features, and a number no float32 holds. Every good request is answered
+ * 200 with its right value; the bad ones get a 4xx JSON error.
  */
 async function modelBurst(base: string, path: string, answerKey: string, headers: Record<string, string> = {}): Promise<void> {
   const post = (body: string) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
@@ -103,19 +109,25 @@ async function modelBurst(base: string, path: string, answerKey: string, headers
   const alone: number[] = []
   for (const features of HOUSES) alone.push(await predict(features))
   expect(new Set(alone).size).toBe(HOUSES.length)
-  // Sent together, so that the malformed row lands in a batch with good ones.
+  // Sent together, so that the bad requests land in batches with good ones.
   const good = HOUSES.map((features) => predict(features).then((value) => ({ value }), (error: unknown) => ({ error })))
-  const malformed = post(JSON.stringify({ features: [1, 2, 3] }))
-  const notJson = post('{"features": [1, 2')
+  const badRequests = [
+    ['a row of 3 numbers', JSON.stringify({ features: [1, 2, 3] })],
+    ['a body that is not JSON', '{"features": [1, 2'],
+    ['a body of null', 'null'],
+    ['an object without features', '{}'],
+    ['a number no float32 holds', `{"features": [1e400, ${HOUSES[0]!.slice(1).join(', ')}]}`],
+  ].map(([what, body]) => [what!, post(body!)] as const)
   const burst = await Promise.all(good)
   burst.forEach((answer, i) => {
-    if ('error' in answer) throw new Error(`house ${i} in the burst with a malformed request: ${String(answer.error)}`)
+    if ('error' in answer) throw new Error(`house ${i} in the burst with bad requests: ${String(answer.error)}`)
     expect(answer.value, `house ${i}`).toBeCloseTo(alone[i]!, 4)
   })
-  for (const [what, bad] of [['a row of 3 numbers', await malformed], ['a body that is not JSON', await notJson]] as const) {
-    const text = await bad.clone().text()
-    expect(bad.status >= 400 && bad.status < 500, `${what}: a 4xx, not ${bad.status} ${text}`).toBe(true)
-    await expectJsonError(bad, bad.status)
+  for (const [what, answered] of badRequests) {
+    const response = await answered
+    const text = await response.clone().text()
+    expect(response.status >= 400 && response.status < 500, `${what}: a 4xx, not ${response.status} ${text}`).toBe(true)
+    await expectJsonError(response, response.status)
   }
 }
 
@@ -188,11 +200,11 @@ export const app = new Hono().get('/adder', ingress(deployment(BatchAdder)))
 const CHECKS: Record<string, Check> = {
   'README.md › Node, in JavaScript': { runtime: 'node', run: served(adderAnswers) },
   'README.md › Node, in JavaScript #3': { runtime: 'node', run: selfServed(adderAnswers) },
-  'README.md › Node, in TypeScript': {
+  'README.md › Node, in TypeScript #2': {
     runtime: 'node',
     run: selfServed(async (base) => {
       await adderAnswers(base)
-      await expectJsonError(await fetch(`${base}/adder?number=x`), 400)
+      await adderRefusesBadNumbers(base)
     }),
   },
   'README.md › Workers, in JavaScript #2': { runtime: 'workers', run: inWorkerd(adderAnswers) },
@@ -210,7 +222,7 @@ const CHECKS: Record<string, Check> = {
     runtime: 'node',
     run: served(async (base) => {
       await adderAnswers(base)
-      await expectJsonError(await fetch(`${base}/adder?number=1.5`), 400)
+      await adderRefusesBadNumbers(base)
     }),
   },
   'README.md › The request follows every await': {
@@ -327,7 +339,13 @@ ${text}`,
     run: selfServed(adderAnswers),
   },
   'docs/cli.md › Replicas on worker threads': { runtime: 'node', run: selfServed(adderAnswers) },
-  'docs/deployments.md › Deployments and routes': { runtime: 'node', run: served(adderAnswers) },
+  'docs/deployments.md › Deployments and routes': {
+    runtime: 'node',
+    run: served(async (base) => {
+      await adderAnswers(base)
+      await adderRefusesBadNumbers(base)
+    }),
+  },
   'docs/deployments.md › Handles': { runtime: 'node', run: async (unit) => expect((await script(unit)).trim()).toBe('42 2') },
   'docs/deployments.md › Handles #3': {
     runtime: 'node',

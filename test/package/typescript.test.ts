@@ -289,19 +289,6 @@ describe('TypeScript on Node (types: ["node"])', () => {
     })
   })
 
-  it('`npx tsx server.ts` serves the README example, and bad input gets a 400 JSON error', async () => {
-    const server = await startIn(project, ['npx', '--no', 'tsx', 'server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/, { PORT: '0' })
-    try {
-      const base = server.match[1]!
-      expect(await (await fetch(`${base}/adder?number=41`)).text()).toBe('42')
-      const bad = await fetch(`${base}/adder?number=x`)
-      expect(bad.status).toBe(400)
-      expect(await bad.json()).toEqual({ error: { type: 'HTTPError', message: 'number must be an integer' } })
-    } finally {
-      await server.stop()
-    }
-  })
-
   it('runs a model as instances on worker threads from the installed package, as the model in this thread answers', async () => {
     project.write({ 'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')), 'instances.ts': INSTANCES_SCRIPT })
     const result = await run('npx', ['--no', 'tsx', 'instances.ts'], project.dir)

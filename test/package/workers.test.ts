@@ -80,7 +80,7 @@ async function dryRun(kind: Kind): Promise<Map<string, Buffer>> {
 
 describe('Workers, from the installed package', () => {
   it('the README’s commands made each project: ES modules, the tarball, wrangler, and for the model Worker its types and TypeScript', () => {
-    expect(then).toEqual({ plain: ['npx wrangler dev'], model: ['npx tsc', 'npx wrangler dev'] })
+    expect(then).toEqual({ plain: ['npx wrangler dev'], model: ['npx tsc', 'npx wrangler dev', expect.stringMatching(/^curl .*\/predict$/)] })
     for (const kind of Object.keys(SECTIONS) as Kind[]) {
       const manifest = JSON.parse(readFileSync(join(projects[kind].dir, 'package.json'), 'utf8')) as { type?: string; dependencies: Record<string, string> }
       expect(manifest.type).toBe('module')
@@ -140,10 +140,14 @@ describe('Workers, from the installed package', () => {
       const notJson = await fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x' })
       expect(notJson.status).toBe(400)
       expect(((await notJson.json()) as { error: { message: string } }).error.message).toEqual(expect.any(String))
+      // The README's curl: its body, as its -d gives it, is answered with a price.
+      const readmeBody = /-d '([^']*)'/.exec(then.model.find((command) => command.startsWith('curl'))!)![1]!
+      const fromReadme = await fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: readmeBody })
+      expect([fromReadme.status, await fromReadme.json()]).toEqual([200, { prediction: expect.any(Number) }])
       const health = await fetch(`${base}/-/healthz`)
       expect(health.status).toBe(200)
-      // Gathered from the Durable Object over RPC: the three predictions went through its batch queue.
-      expect((await batchSizes(base, 'Predictor')).items).toBe(3)
+      // Gathered from the Durable Object over RPC: the four predictions went through its batch queue.
+      expect((await batchSizes(base, 'Predictor')).items).toBe(4)
     } finally {
       await dev.stop()
     }
