@@ -1,12 +1,13 @@
 import { availableParallelism } from 'node:os'
 import { threadId } from 'node:worker_threads'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { getDeploymentHandle, serve, type RunningServer } from '../../src/runtime/node/index.js'
 import type { DeploymentHandle } from '../../src/index.js'
-import { app } from './fixtures/thread-app.js'
+import { app, bodyLengthRequestsSeen } from './fixtures/thread-app.js'
 import { spawnServer } from '../support/spawn-server.js'
 import { waitFor } from '../support/wait-for.js'
 import { answeredWithin5s } from '../support/answered-within.js'
+import { RawConnection } from '../support/raw-connection.js'
 
 interface Doubled {
   replica: number
@@ -34,6 +35,19 @@ afterAll(async () => {
   await server?.close()
 })
 
+
+/** `deployment`'s requests so far, by the status they were answered (summed over replicas), from /-/metrics.json. */
+async function requestsByStatus(deployment: string): Promise<Map<string, number>> {
+  const metrics = (await (await fetch(`${server.url}/-/metrics.json`)).json()) as {
+    metrics: { name: string; samples: { labels: Record<string, string>; value?: number }[] }[]
+  }
+  const counts = new Map<string, number>()
+  for (const sample of metrics.metrics.find((m) => m.name === 'edgeserve_requests_total')!.samples) {
+    if (sample.labels.deployment !== deployment || sample.labels.status === undefined) continue
+    counts.set(sample.labels.status, (counts.get(sample.labels.status) ?? 0) + (sample.value ?? 0))
+  }
+  return counts
+}
 
 type Gate = DeploymentHandle<{ open(): void; queued(): number; seenItems(): number[] }>
 const gateHandle = (name: string): Gate => getDeploymentHandle(name, { app: 'threads-test' })
@@ -110,6 +124,65 @@ describe('serve({ threads })', () => {
     const tooLarge = await fetch(`${server.url}/answers/echo`, { method: 'POST', body: chunked, duplex: 'half' } as RequestInit)
     expect(tooLarge.status).toBe(413)
     expect(((await tooLarge.json()) as { error: { type: string } }).error.type).toBe('HTTPError')
+  })
+
+  describe('request bodies: a small one crosses whole, a large one as the thread reads it; neither outlasts the request', () => {
+    const head = (path: string, headers: string) => `POST ${path} HTTP/1.1\r\nhost: edgeserve.test\r\n${headers}\r\n`
+    /** A body of 100 bytes declared (read whole on the server's thread), and one of unknown length (read as the thread asks). */
+    const unfinished = {
+      small: head('/body-length', 'content-length: 100\r\n') + 'x'.repeat(10),
+      chunked: head('/body-length', 'transfer-encoding: chunked\r\n') + `a\r\n${'x'.repeat(10)}\r\n`,
+    }
+
+    it('a declared length past the limit is a 413 before any byte of the body is sent', async () => {
+      const connection = await RawConnection.open(server.url)
+      try {
+        await connection.send(head('/answers/echo', 'content-length: 1000000\r\n'))
+        expect((await connection.next(5000)).status).toBe(413)
+      } finally {
+        connection.close()
+      }
+    })
+
+    it('a chunked body is refused at the limit while its client is still sending it', async () => {
+      const connection = await RawConnection.open(server.url)
+      try {
+        // One chunk of 32 bytes, past the 16 the route reads, and no last chunk.
+        await connection.send(head('/answers/echo', 'transfer-encoding: chunked\r\n') + `20\r\n${'x'.repeat(32)}\r\n`)
+        expect((await connection.next(5000)).status).toBe(413)
+      } finally {
+        connection.close()
+      }
+    })
+
+    it.each(Object.keys(unfinished) as (keyof typeof unfinished)[])('a %s body that never ends is answered 504 at the request deadline', async (kind) => {
+      const connection = await RawConnection.open(server.url)
+      try {
+        await connection.send(unfinished[kind])
+        const answer = await connection.next(5000)
+        expect([answer.status, JSON.parse(answer.body)]).toMatchObject([504, { error: { type: 'RequestTimeoutError' } }])
+      } finally {
+        connection.close()
+      }
+      const whole = await fetch(`${server.url}/body-length`, { method: 'POST', body: 'y'.repeat(100) })
+      expect(await whole.json()).toEqual({ bytes: 100 })
+    })
+
+    it.each(Object.keys(unfinished) as (keyof typeof unfinished)[])('a client that leaves mid-body (%s) is a cancelled request (499), not an error in the log', async (kind) => {
+      const errors = vi.spyOn(console, 'error')
+      try {
+        const cancelled = async () => (await requestsByStatus('BodyLength')).get('499') ?? 0
+        const [before, seen] = [await cancelled(), bodyLengthRequestsSeen()]
+        const connection = await RawConnection.open(server.url)
+        await connection.send(unfinished[kind])
+        await waitFor(() => bodyLengthRequestsSeen() === seen + 1, 'the server to begin serving the request')
+        connection.reset()
+        await waitFor(async () => (await cancelled()) === before + 1, 'the request to count as cancelled')
+        expect(errors.mock.calls.filter((call) => /unhandled error/.test(String(call[0])))).toEqual([])
+      } finally {
+        errors.mockRestore()
+      }
+    })
   })
 
   it('reports thread replicas on /-/metrics.json, /-/healthz and /-/routes', async () => {

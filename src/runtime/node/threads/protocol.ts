@@ -1,11 +1,13 @@
 /**
  * Messages between the server thread and a replica's worker thread.
  *
- * Requests cross as method, URL, headers and body bytes (the body's
- * ArrayBuffer is transferred, not copied); responses come back as status,
- * headers and body bytes. A `text/event-stream` response, and a handle call
- * whose result is a stream (NDJSON, see stream-codec.ts), are relayed chunk
- * by chunk; any other body is buffered in the worker and sent whole.
+ * Requests cross as method, URL and headers, and their body follows: whole
+ * when small, else a chunk at a time as the replica reads it (see
+ * request-body.ts). Bytes are transferred, not copied. Responses come back
+ * as status, headers and body bytes. A `text/event-stream` response, and a
+ * handle call whose result is a stream (NDJSON, see stream-codec.ts), are
+ * relayed chunk by chunk; any other body is buffered in the worker and sent
+ * whole.
  *
  * The other way, a replica in the thread calls the deployments its server
  * hosts through handles: `call` messages, answered by `call-*` messages
@@ -14,6 +16,7 @@
 import type { ReplicaDescription, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
+import type { BodyMessage } from './request-body.js'
 
 export type HeaderList = [string, string][]
 
@@ -54,12 +57,15 @@ export type ToWorker =
       method: string
       url: string
       headers: HeaderList
-      body: ArrayBuffer | null
+      /** Whether a body follows (see request-body.ts). */
+      hasBody: boolean
       deadline: number | undefined
       multiplexedModelId: string | undefined
     }
   | { type: 'invoke'; id: number; method: string; args: unknown[]; deadline: number | undefined; multiplexedModelId: string | undefined }
   | { type: 'abort'; id: number }
+  /** The answer to request `id`'s `body-pull`: a chunk of its body, or its end. */
+  | (BodyMessage & { id: number })
   | { type: 'admin'; id: number; query: AdminQuery }
   /** Autoscaling removed this idle replica: dispose of its instance and say `stopped`; the thread is ended then. */
   | { type: 'stop' }
@@ -88,6 +94,9 @@ export type FromWorker =
   | { type: 'chunk'; id: number; bytes: ArrayBuffer }
   | { type: 'end'; id: number; error?: string }
   | { type: 'outcome'; id: number; outcome: WholeOutcome }
+  /** Request `id`'s code reads its body: the next chunk, please; or it stopped reading (a size limit). */
+  | { type: 'body-pull'; id: number }
+  | { type: 'body-cancel'; id: number }
   | { type: 'metrics'; id: number; snapshot: MetricsSnapshot }
   | { type: 'health'; id: number; health: ReplicaHealth }
   | { type: 'describe'; id: number; description: ReplicaDescription }

@@ -10,6 +10,7 @@ import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import { startWorker } from './exec-argv.js'
 import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
 import { incomingBody, callFailure } from './relay.js'
+import { BodyUpload } from './request-body.js'
 import { ThreadCalls, type ServedDeployments } from './thread-calls.js'
 import { isTypeScript, tsxMissing } from '../typescript-loader.js'
 
@@ -116,6 +117,8 @@ interface Exchange {
   reject(error: Error): void
   /** Set while a streamed body is being relayed. */
   body?: ReadableStreamDefaultController<Uint8Array>
+  /** The request's body, sent after it: whole, or as the thread asks for it. */
+  upload?: BodyUpload
   /** Drop the abort listener and stop watching the deadline. */
   done(): void
   /** The thread it was sent to: only that thread's end fails it. */
@@ -186,10 +189,19 @@ export class ThreadReplica implements ReplicaEndpoint {
 
   async fetch(request: Request, call: ReplicaCall): Promise<Response> {
     try {
-      // GET and HEAD carry no body: asking would make @hono/node-server build a whole Request.
-      const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer()
-      const message = { method: request.method, url: request.url, headers: [...request.headers], body, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }
-      const { answer, body: streamed } = await this.#exchange((id) => ({ type: 'fetch', id, ...message }), body ? [body] : [], call)
+      // GET and HEAD carry no body (and asking for one would make @hono/node-server build a whole Request).
+      const hasBody = request.method !== 'GET' && request.method !== 'HEAD'
+      const message = {
+        method: request.method,
+        url: request.url,
+        headers: [...request.headers],
+        hasBody,
+        deadline: call.deadline,
+        multiplexedModelId: call.multiplexedModelId,
+      }
+      // The body follows the request's message (see request-body.ts).
+      const upload = hasBody ? (id: number) => new BodyUpload(request, (part, transfer) => this.#post({ ...part, id }, transfer)) : undefined
+      const { answer, body: streamed } = await this.#exchange((id) => ({ type: 'fetch', id, ...message }), call, upload)
       if (answer.type === 'head') return new Response(streamed ?? null, answer)
       // As bytes, not an ArrayBuffer: @hono/node-server writes those without building the platform's Response.
       if (answer.type === 'response') return new Response(answer.body === null ? null : new Uint8Array(answer.body), answer)
@@ -201,7 +213,7 @@ export class ThreadReplica implements ReplicaEndpoint {
 
   async invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
     try {
-      const { answer, body } = await this.#exchange((id) => ({ type: 'invoke', id, method, args, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }), [], call)
+      const { answer, body } = await this.#exchange((id) => ({ type: 'invoke', id, method, args, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }), call)
       if (answer.type === 'stream' && body) return { ok: true, stream: body }
       if (answer.type === 'outcome') return answer.outcome
       throw new Error(`replica ${this.name} answered a call with a ${answer.type} message`)
@@ -211,14 +223,14 @@ export class ThreadReplica implements ReplicaEndpoint {
   }
 
   async metrics(): Promise<MetricsSnapshot> {
-    const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'metrics' }), [], {})
+    const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'metrics' }), {})
     if (answer.type !== 'metrics') throw new Error(`replica ${this.name} answered metrics with a ${answer.type} message`)
     return answer.snapshot
   }
 
   async health(): Promise<ReplicaHealth> {
     try {
-      const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'health' }), [], {})
+      const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'health' }), {})
       if (answer.type !== 'health') throw new Error(`replica ${this.name} answered health with a ${answer.type} message`)
       return answer.health
     } catch (error) {
@@ -228,7 +240,7 @@ export class ThreadReplica implements ReplicaEndpoint {
   }
 
   async describe(): Promise<ReplicaDescription> {
-    const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'describe' }), [], {})
+    const { answer } = await this.#exchange((id) => ({ type: 'admin', id, query: 'describe' }), {})
     if (answer.type !== 'describe') throw new Error(`replica ${this.name} answered describe with a ${answer.type} message`)
     return answer.description
   }
@@ -278,8 +290,8 @@ export class ThreadReplica implements ReplicaEndpoint {
    */
   async #exchange(
     build: (id: number) => ToWorker,
-    transfer: ArrayBuffer[],
     call: ReplicaCall,
+    upload?: (id: number) => BodyUpload,
   ): Promise<{ answer: Answer; body: ReadableStream<Uint8Array> | undefined }> {
     if (!this.#ready || !this.#worker) await this.start()
     else await this.#ready
@@ -290,6 +302,7 @@ export class ThreadReplica implements ReplicaEndpoint {
       const watch = deadline === undefined ? undefined : this.#deadlines.watch(id, deadline)
       const exchange: Exchange = {
         worker: this.#worker,
+        ...(upload ? { upload: upload(id) } : {}),
         resolve: (answer, body) => resolve({ answer, body }),
         reject,
         done: () => {
@@ -299,7 +312,8 @@ export class ThreadReplica implements ReplicaEndpoint {
       }
       this.#exchanges.set(id, exchange)
       try {
-        this.#post(build(id), transfer)
+        this.#post(build(id))
+        exchange.upload?.start()
       } catch (error) {
         this.#exchanges.delete(id)
         exchange.done()
@@ -334,6 +348,12 @@ export class ThreadReplica implements ReplicaEndpoint {
       }
       case 'chunk':
         exchange.body?.enqueue(new Uint8Array(message.bytes))
+        return
+      case 'body-pull':
+        void exchange.upload?.pull()
+        return
+      case 'body-cancel':
+        exchange.upload?.cancel()
         return
       case 'end':
         this.#settle(message.id, (it) => {

@@ -16,6 +16,7 @@ import { onServeCaptured } from './hook.js'
 import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
 import { outboxSender } from './outbox.js'
 import { relayBody, sendOutcome, type OutcomeSink } from './relay.js'
+import { BodyDownload } from './request-body.js'
 import { ServerCalls, serverBindings } from './server-calls.js'
 
 const data = workerData as ThreadWorkerData
@@ -71,10 +72,11 @@ function locate(): Promise<{ deployment: Deployment; env: Record<string, unknown
 
 let replica: Replica | undefined
 const backlog: ToWorker[] = []
-/** Per request or call: its scope, which the server's `abort` message cancels, and the reader of a streamed body. */
+/** Per request or call: its scope, which the server's `abort` message cancels, the reader of a streamed answer, and the request's body. */
 interface Live {
   scope: RequestScope
   reader?: ReadableStreamDefaultReader<Uint8Array>
+  body?: BodyDownload
 }
 const live = new Map<number, Live>()
 
@@ -105,10 +107,16 @@ function handle(replica: Replica, message: ToWorker): void {
     case 'abort': {
       const entry = live.get(message.id)
       if (!entry) return
-      entry.scope.cancel(new RequestCancelledError('the client disconnected'))
+      const cancelled = new RequestCancelledError('the client disconnected')
+      entry.scope.cancel(cancelled)
+      entry.body?.fail(cancelled)
       void entry.reader?.cancel().catch(() => undefined)
       return
     }
+    case 'body-chunk':
+    case 'body-end':
+      live.get(message.id)?.body?.receive(message)
+      return
     case 'admin':
       void serveAdmin(replica, message)
       return
@@ -124,8 +132,17 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
   const entry: Live = { scope: new RequestScope('http', message.deadline, message.multiplexedModelId, undefined) }
   live.set(id, entry)
   try {
-    const request = new Request(message.url, { method: message.method, headers: message.headers, body: message.body })
-    if (message.body !== null) answerBadJsonWith400(request)
+    let body: ReadableStream<Uint8Array> | null = null
+    if (message.hasBody) {
+      entry.body = new BodyDownload(
+        () => post({ type: 'body-pull', id }),
+        () => post({ type: 'body-cancel', id }),
+      )
+      body = entry.body.stream
+    }
+    // A stream body needs `duplex` in Node's Request.
+    const request = new Request(message.url, { method: message.method, headers: message.headers, body, duplex: 'half' } as RequestInit)
+    if (body !== null) answerBadJsonWith400(request)
     // The deadline holds until the answer is ready, as in process; an abort still ends a streamed body.
     const answer = await replica.answer(request, entry.scope).finally(() => entry.scope.close())
     if ('plain' in answer) {
