@@ -5,23 +5,34 @@
  * padded on the right with 0 (mid-gray) up to the batch's width.
  *
  * Ragged batching: a batch's lines must share one width, so each line falls
- * into the smallest of a few allowed widths (its bucket) that fits it, and
- * only lines of one bucket share a batch, padded to the widest of them. A
- * short line thus never pays for a long one's padding. Lines wider than the
- * widest bucket are squeezed to it.
+ * into the smallest of the allowed widths (its bucket) that fits it, and only
+ * lines of one bucket share a batch, padded to the widest of them. Lines
+ * wider than the widest bucket are squeezed to it.
  */
 import type { RgbImage } from '../ocr-direction/image.js'
 import { resizeRgb } from './rgb.js'
 
 export const REC_HEIGHT = 48
+/** The widest line, in pixels at height 48: wider ones are squeezed to it. */
+const WIDEST = 1920
+
 /**
- * Bucket edges, in pixels at height 48, each about 1.25 times the last: lines
- * in one bucket differ by at most a quarter in width, so a batch pads little.
- * With coarser buckets (160, 320, 480, ...) a line padded to its bucket was
- * read differently now and then ("quickly-" for "quickly."); with these, the
- * measured lines read exactly as alone. Wider lines are squeezed to 1920.
+ * The allowed widths by default: every multiple of 8 (the model's stride) up
+ * to 1920. A line shares a batch only with lines of its own width, padded as
+ * it would be alone, so it reads the same text, with the same confidence but
+ * for float rounding, whatever else is in flight. The model mixes each line
+ * across its whole width, padding included: padded to a wider line's bucket,
+ * a line read differently now and then ("thirteen." for "thirteen", "World"
+ * for "world"), so a page's answer depended on the pages served with it.
  */
-export const REC_WIDTHS = [160, 200, 256, 320, 400, 512, 640, 800, 1024, 1280, 1600, 1920] as const
+export const REC_WIDTHS: readonly number[] = Array.from({ length: WIDEST / 8 }, (_, i) => (i + 1) * 8)
+
+/**
+ * Coarser buckets, each about 1.25 times the last: more lines share a run,
+ * for a backend where a run's fixed cost is high (WebGPU), at the price of
+ * answers that may change a little with what they are batched with.
+ */
+export const COARSE_REC_WIDTHS: readonly number[] = [160, 200, 256, 320, 400, 512, 640, 800, 1024, 1280, 1600, WIDEST]
 
 /** The bucket of a line `width` pixels wide at height 48: the smallest allowed width that fits it. */
 export function recBucket(width: number, widths: readonly number[] = REC_WIDTHS): number {

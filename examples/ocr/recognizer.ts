@@ -14,7 +14,13 @@ export interface RecognizerOptions {
   maxBatchSize?: number
   /** Whether the queue measures which batch size serves the most lines per second (per width bucket), or runs `maxBatchSize`. */
   adaptive?: boolean
-  /** Allowed input widths at height 48, ascending. */
+  /**
+   * Allowed input widths at height 48, ascending: lines share a run only
+   * with lines of their bucket, padded to the widest. By default every
+   * multiple of 8, so that no line is padded past its own width and reads
+   * the same whatever it is batched with; `COARSE_REC_WIDTHS` lets more
+   * lines share a run (see recognize-input.ts).
+   */
   widths?: readonly number[]
 }
 
@@ -34,8 +40,9 @@ export const RECOGNIZER_DEFAULTS: Required<RecognizerOptions> = { maxBatchSize: 
  * over lines already resized to 48 px high (see recognize-input.ts).
  *
  * Ragged batching: lines are keyed by width bucket (the smallest allowed
- * width that fits), so lines from any page share a run only with lines of
- * about their own width, and a run is padded to its widest line.
+ * width that fits: by default the line's own width, to 8 px), so lines from
+ * any page share a run only with lines of their bucket, and a run is padded
+ * to its widest line.
  */
 export class TextRecognizer {
   readonly #env = replicaContext().env
