@@ -15,7 +15,7 @@
  * and transparent pixels are composited over white (text crops with an
  * alpha channel are almost always dark glyphs on a transparent background).
  */
-import { Unzlib, unzlibSync } from 'fflate'
+import { Unzlib } from 'fflate'
 import { convertIndexedToRgb, decode, hasPngSignature, type DecodedPng } from 'fast-png'
 import { ImageDecodeError, checkDimensions, messageOf, type DecodedImage } from './pixels.js'
 
@@ -111,13 +111,14 @@ function imageDataBytes(width: number, height: number, bitsPerPixel: number, int
  * Why a file failed to decode, when the reason is a whole zlib stream that
  * holds too few rows: fast-png reports that only as a missing filter byte.
  * Undefined for any other failure, whose message fast-png words well. Runs
- * only after a failure, so inflating again costs a valid image nothing.
+ * only after a failure, so inflating again costs a valid image nothing; the
+ * data passed refuseZlibBomb, so it inflates to little.
  */
 function shortImageData({ width, height, bitsPerPixel, interlaced, compressed }: Layout): string | undefined {
   if (bitsPerPixel === undefined) return undefined
   let inflated: number
   try {
-    inflated = unzlibSync(concat(compressed)).length
+    inflated = inflatedBytes(compressed, Infinity)
   } catch {
     return undefined
   }
@@ -126,21 +127,11 @@ function shortImageData({ width, height, bitsPerPixel, interlaced, compressed }:
   return `its image data ends before its last row: ${inflated} bytes where ${width}x${height} pixels need ${expected}`
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
-}
-
 /** Deflate's densest code (a 258-byte match in 2 bits) expands data at most 1032 times. */
 const MAX_DEFLATE_RATIO = 1032
 /** What inflating a stream costs at worst without a check: a few milliseconds, a few megabytes. */
 const UNCHECKED_OUTPUT = 4 * 1024 * 1024
-/** Compressed bytes per step of the check: each step inflates at most ~1 MB. */
+/** Compressed bytes per step of inflating: each step inflates at most ~1 MB. */
 const SLICE = 1024
 
 /**
@@ -152,18 +143,30 @@ const SLICE = 1024
 function refuseZlibBomb(compressed: Uint8Array[], limit: number): void {
   const compressedBytes = compressed.reduce((sum, part) => sum + part.length, 0)
   if (compressedBytes * MAX_DEFLATE_RATIO <= Math.max(2 * limit, UNCHECKED_OUTPUT)) return
-  let produced = 0
-  const inflater = new Unzlib((chunk) => {
-    produced += chunk.length
-  })
+  let produced: number
   try {
-    for (const part of compressed) {
-      for (let at = 0; at < part.length && produced <= limit; at += SLICE) inflater.push(part.subarray(at, at + SLICE))
-    }
+    produced = inflatedBytes(compressed, limit)
   } catch (error) {
     throw new ImageDecodeError('corrupt', `invalid PNG: ${messageOf(error)}`, { cause: error })
   }
   if (produced > limit) throw new ImageDecodeError('corrupt', 'invalid PNG: image data is larger than its dimensions allow')
+}
+
+/**
+ * How many bytes the image data inflates to, only counting them, and
+ * stopping soon after `limit`. Throws for data that is not a zlib stream,
+ * or one cut short.
+ */
+function inflatedBytes(compressed: Uint8Array[], limit: number): number {
+  let produced = 0
+  const inflater = new Unzlib((chunk) => {
+    produced += chunk.length
+  })
+  for (const part of compressed) {
+    for (let at = 0; at < part.length && produced <= limit; at += SLICE) inflater.push(part.subarray(at, at + SLICE))
+  }
+  if (produced <= limit) inflater.push(new Uint8Array(0), true)
+  return produced
 }
 
 // ---------------------------------------------------------------------------

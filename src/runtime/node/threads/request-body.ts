@@ -29,7 +29,7 @@ export interface BodyError {
 export type BodyMessage = { type: 'body-chunk'; bytes: ArrayBuffer } | { type: 'body-end'; bytes?: ArrayBuffer; error?: BodyError }
 
 /** The largest declared body sent whole, in one message: the server thread holds no more than this of one. */
-export const WHOLE_BODY_BYTES = 64 * 1024
+const WHOLE_BODY_BYTES = 64 * 1024
 
 /** The server thread's side: the request's body, sent whole or a chunk per pull. */
 export class BodyUpload {
@@ -48,12 +48,8 @@ export class BodyUpload {
   start(): void {
     if (!this.#whole) return
     this.request.arrayBuffer().then(
-      (bytes) => {
-        if (this.#ended) return
-        this.#ended = true
-        this.send({ type: 'body-end', bytes }, [bytes])
-      },
-      (error: unknown) => this.#end(bodyError(error)),
+      (bytes) => this.#end({ bytes }),
+      (error: unknown) => this.#end({ error: bodyError(error) }),
     )
   }
 
@@ -61,16 +57,16 @@ export class BodyUpload {
   async pull(): Promise<void> {
     if (this.#whole || this.#ended) return
     const body = this.request.body
-    if (body === null) return this.#end()
+    if (body === null) return this.#end({})
     const reader = (this.#reader ??= body.getReader())
     try {
       const { done, value } = await reader.read()
-      if (done) return this.#end()
+      if (done) return this.#end({})
       const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
       const bytes = (whole ? value.buffer : value.slice().buffer) as ArrayBuffer
       this.send({ type: 'body-chunk', bytes }, [bytes])
     } catch (error) {
-      this.#end(bodyError(error))
+      this.#end({ error: bodyError(error) })
     }
   }
 
@@ -80,10 +76,11 @@ export class BodyUpload {
     void this.#reader?.cancel().catch(() => undefined)
   }
 
-  #end(error?: BodyError): void {
+  /** Send the end, once: with the whole body when it was small, or why it could not be read. */
+  #end(last: { bytes?: ArrayBuffer; error?: BodyError }): void {
     if (this.#ended) return
     this.#ended = true
-    this.send(error === undefined ? { type: 'body-end' } : { type: 'body-end', error })
+    this.send({ type: 'body-end', ...last }, last.bytes ? [last.bytes] : [])
   }
 }
 
