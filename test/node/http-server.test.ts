@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { RequestCancelledError, readBody } from '../../src/index.js'
 import { deferred } from '../support/deferred.js'
 import { listenHttp } from '../../src/runtime/node/http-server.js'
@@ -25,6 +25,7 @@ let whileHeld: () => void = () => undefined
 async function app(request: Request): Promise<Response> {
   const { pathname } = new URL(request.url)
   if (pathname === '/ok') return new Response('ok')
+  if (pathname === '/throws') throw new Error('a bug in the app')
   if (pathname === '/hold') {
     // Holds the thread as a model run does: the loop reads no socket meanwhile.
     whileHeld()
@@ -103,6 +104,37 @@ afterAll(async () => {
 const post = (path: string, length: number, extra = '') =>
   `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${length}\r\n${extra}\r\n`
 const GOOD = 'GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+
+describe('what @hono/node-server would answer with an empty body', () => {
+  it('a Host no URL can have gets a 400 JSON error, and the next request on the connection is answered', async () => {
+    const connection = await RawConnection.open(base)
+    try {
+      // "a b" is no host a URL can have: @hono/node-server cannot build the Request, and answered 400 with no body.
+      await connection.send('GET /ok HTTP/1.1\r\nHost: a b\r\n\r\n')
+      const refused = await connection.next()
+      expect([refused.status, refused.headers['content-type'], JSON.parse(refused.body)]).toEqual([
+        400,
+        'application/json; charset=utf-8',
+        { error: { type: 'HTTPError', message: 'the request has no valid URL: check its Host header and target' } },
+      ])
+      await connection.send(GOOD)
+      expect((await connection.next()).body).toBe('ok')
+    } finally {
+      connection.close()
+    }
+  })
+
+  it('an app that rejects gets a 500 JSON error, its error in the log, not an empty 500', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    try {
+      const answer = await fetch(`${base}/throws`)
+      expect([answer.status, await answer.json()]).toEqual([500, { error: { type: 'InternalServerError', message: 'an internal error occurred while handling this request' } }])
+      expect(logged.mock.calls.some(([, error]) => error instanceof Error && error.message === 'a bug in the app')).toBe(true)
+    } finally {
+      logged.mockRestore()
+    }
+  })
+})
 
 describe('an answer given before the request body was read', () => {
   it('keeps the connection for bodies of 0 B to 1 MiB: the next request on it is answered', async () => {

@@ -1,16 +1,17 @@
 /**
  * The HTTP/1.1 server `serve()` listens with, and what each request meets
- * on Node before the app: @hono/node-server's adaptor, which reads request
- * bodies and discards those an app left whole and unread, plus the three
+ * on Node before the app: @hono/node-server's request listener, which reads
+ * request bodies and discards those an app left whole and unread, plus the
  * things it lacks, each with its reason below; the env the app sees; and
  * the count of requests in flight, for draining.
  */
-import { createAdaptorServer, type Http2Bindings, type HttpBindings } from '@hono/node-server'
-import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
+import { getRequestListener, RequestError, type Http2Bindings, type HttpBindings } from '@hono/node-server'
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { answerBadJsonWith400 } from '../../http/body.js'
 import { headerSource, watchDisconnect, type CancelTarget } from '../../http/runtime-env.js'
 import { RequestCancelledError } from '../../errors.js'
+import { errorResponse } from '../../deployment/responses.js'
 import { answerClientErrors, type AnsweredRequest } from './client-errors.js'
 import { settleUnreadBody } from './connections.js'
 import { closeIdleConnectionsAfterReading } from './idle-connections.js'
@@ -74,8 +75,12 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
       if (!(incoming.readableEnded || incoming.destroyed || incoming.complete)) settleUnreadBody(incoming, outgoing)
     }
   }
-  // hostname also stands in for a request without a Host header.
-  const server = createAdaptorServer({ fetch, hostname: options.hostname, serverOptions: options.serverOptions ?? {} }) as Server
+  // hostname also stands in for a request without a Host header. The adaptor would answer a request it
+  // cannot make a URL of (a Host of "a b") 400, and an app's unhandled rejection 500, with no body:
+  // each gets a JSON error, as any other.
+  const errorHandler = (error: unknown) => (error instanceof RequestError ? unreadableRequest() : errorResponse(error))
+  const listener = getRequestListener(fetch, { hostname: options.hostname, errorHandler })
+  const server = createServer(options.serverOptions ?? {}, listener)
   // The adaptor leaves the requests Node's parser refuses to Node, which answers them without a JSON error.
   answerClientErrors(server, answering, { maxHeaderSize: options.serverOptions?.maxHeaderSize })
   // Node's keep-alive timer can close a connection with a request sent while a handler held the thread.
@@ -97,6 +102,12 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
       resolve(http)
     })
   })
+}
+
+/** The answer to a request the adaptor could not make a Request of: its Host or target is no URL. */
+function unreadableRequest(): Response {
+  const body = JSON.stringify({ error: { type: 'HTTPError', message: 'the request has no valid URL: check its Host header and target' } })
+  return new Response(body, { status: 400, headers: { 'content-type': JSON_TYPE } })
 }
 
 type Incoming = IncomingMessage
