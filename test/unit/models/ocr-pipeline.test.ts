@@ -5,7 +5,7 @@ import { dbPostprocess } from '../../../examples/ocr/db-postprocess.js'
 import { detectSize } from '../../../examples/ocr/detect-input.js'
 import { minAreaRect, orderCorners, type Quad } from '../../../examples/ocr/geometry.js'
 import { readingOrder } from '../../../examples/ocr/reading-order.js'
-import { recBucket } from '../../../examples/ocr/recognize-input.js'
+import { COARSE_REC_WIDTHS, recBucket } from '../../../examples/ocr/recognize-input.js'
 
 /** A probability map with rectangles of probability `p`. */
 function map(width: number, height: number, rects: [x0: number, y0: number, x1: number, y1: number, p: number][]): Float32Array {
@@ -79,10 +79,9 @@ describe('inputs and CTC', () => {
     expect(detectSize(480, 400)).toEqual({ width: 480, height: 416 })
   })
 
-  it('puts a line in the smallest bucket that fits, the widest beyond', () => {
-    expect(recBucket(150)).toBe(160)
-    expect(recBucket(321)).toBe(400)
-    expect(recBucket(5000)).toBe(1920)
+  it('puts a line in the smallest bucket that fits, the widest beyond: by default its own width, to 8 px', () => {
+    expect([recBucket(150), recBucket(152), recBucket(321), recBucket(5000)]).toEqual([152, 152, 328, 1920])
+    expect([recBucket(150, COARSE_REC_WIDTHS), recBucket(321, COARSE_REC_WIDTHS), recBucket(5000, COARSE_REC_WIDTHS)]).toEqual([160, 400, 1920])
   })
 
   it('greedy decoding drops repeats and blanks, and a blank separates a doubled letter', () => {
