@@ -71,16 +71,20 @@ function readLayout(bytes: Uint8Array): Layout {
   // refuses those anyway.
   const maxImageData = 2 * height * (1 + Math.ceil((width * (bitsPerPixel ?? 64)) / 8))
   const compressed: Uint8Array[] = []
+  let palette = false
   // Every chunk whole, up to IEND: an upload cut short fails here, named as such.
   for (let offset = 8; ; ) {
     if (offset + 8 > bytes.length) throw truncated(offset === bytes.length ? 'before its IEND chunk' : 'inside a chunk header')
     const length = view.getUint32(offset)
     const type = String.fromCharCode(...bytes.subarray(offset + 4, offset + 8))
     if (offset + 12 + length > bytes.length) throw truncated(/^[A-Za-z]{4}$/.test(type) ? `inside its ${type} chunk` : 'inside a chunk')
+    if (type === 'PLTE') palette = true
     if (type === 'IDAT') compressed.push(bytes.subarray(offset + 8, offset + 8 + length))
     if (type === 'IEND') break
     offset += 12 + length
   }
+  // fast-png decodes a palette image without its palette to colours of its own making.
+  if (bytes[25] === 3 && !palette) throw new ImageDecodeError('corrupt', 'invalid PNG: a palette image (colour type 3) without its PLTE chunk')
   return { width, height, bitsPerPixel, interlaced: bytes[28] === 1, maxImageData, compressed }
 }
 

@@ -106,14 +106,19 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Read and parse a JSON body. What it adds to `request.json()`: 413 past
- * `limit` before the body is read whole, 415 for another content type, and
- * 400 for a body that is not UTF-8.
+ * `limit` before the body is read whole, 415 for another content type or a
+ * charset other than UTF-8, and 400 for a body that is not UTF-8.
  */
 export async function readJson(request: Request, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
   checkLimit('readJson', limit)
   const type = request.headers.get('content-type')
   if (type !== null && !/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
     throw new HTTPError(415, `expected a JSON body (content-type: application/json), received content-type ${JSON.stringify(type.slice(0, 100))}`)
+  }
+  // JSON travels as UTF-8 (RFC 8259): a body that says it is UTF-16 would be read as other text.
+  const charset = type === null ? undefined : /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new HTTPError(415, `expected a UTF-8 JSON body, received charset ${JSON.stringify(charset.slice(0, 40))}`)
   }
   const bytes = await readBody(request, limit)
   let text: string

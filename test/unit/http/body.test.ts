@@ -44,6 +44,12 @@ describe('readJson()', () => {
   it('parses JSON, and answers 415 for another content type and 400 for a body that is not JSON or not UTF-8', async () => {
     expect(await readJson(post('{"a":1}', { 'content-type': 'application/json' }))).toEqual({ a: 1 })
     expect(await status(readJson(post('{"a":1}', { 'content-type': 'text/plain' })))).toBe(415)
+    // UTF-8 said any way a client says it is JSON; another charset is refused, not read as UTF-8.
+    for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8']) {
+      expect(await readJson(post('{"a":1}', { 'content-type': type }))).toEqual({ a: 1 })
+    }
+    const utf16 = readJson(post('{"a":1}', { 'content-type': 'application/json; charset=utf-16' }))
+    await expect(utf16).rejects.toMatchObject({ status: 415, message: 'expected a UTF-8 JSON body, received charset "utf-16"' })
     expect(await status(readJson(post('{"a":', { 'content-type': 'application/json' })))).toBe(400)
     expect(await status(readJson(post(new Uint8Array([0x22, 0xff, 0x22]), { 'content-type': 'application/json' })))).toBe(400)
   })

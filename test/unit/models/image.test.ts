@@ -232,6 +232,11 @@ describe('decodeImage: rejects what it cannot decode safely', () => {
     expect(decodeError(bytes).message).toBe('invalid PNG: missing IHDR header')
   })
 
+  it('refuses a palette PNG without its palette, which a decoder would fill with colours of its own', () => {
+    const bytes = craftPng(2, 2, new Uint8Array([0, 0, 1, 0, 2, 3]), { colorType: 3 })
+    expect([decodeError(bytes).reason, decodeError(bytes).message]).toEqual(['corrupt', 'invalid PNG: a palette image (colour type 3) without its PLTE chunk'])
+  })
+
   it('refuses a PNG whose image data was altered (CRC mismatch)', () => {
     const bytes = grayPng.slice()
     bytes[bytes.length - 20]! ^= 0xff // inside the last IDAT chunk
