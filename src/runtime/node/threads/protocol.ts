@@ -16,9 +16,17 @@
 import type { ReplicaDescription, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
-import type { BodyMessage } from './request-body.js'
 
 export type HeaderList = [string, string][]
+
+/** Why reading a request body failed, as it crosses: the message, and Node's error code (an `HPE_` parser error is a 400). */
+export interface BodyError {
+  message: string
+  code?: string
+}
+
+/** The server's answer to a `body-pull` (see request-body.ts), without the request's id. */
+export type BodyMessage = { type: 'body-chunk'; bytes: ArrayBuffer } | { type: 'body-end'; bytes?: ArrayBuffer; error?: BodyError }
 
 /** Given to each worker at start (`workerData`). */
 export interface ThreadWorkerData {

@@ -25,13 +25,18 @@ export async function relayBody(
     for (;;) {
       const { done, value } = await reader.read()
       if (done) break
-      const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
-      chunk((whole ? value.buffer : value.slice().buffer) as ArrayBuffer)
+      chunk(transferable(value))
     }
     end()
   } catch (error) {
     end(error instanceof Error ? error.message : String(error))
   }
+}
+
+/** A chunk's bytes as an ArrayBuffer to transfer: the chunk's own buffer when it spans all of it, else a copy. */
+export function transferable(chunk: Uint8Array): ArrayBuffer {
+  const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
+  return (whole ? chunk.buffer : chunk.slice().buffer) as ArrayBuffer
 }
 
 /** A body whose chunks arrive as messages: enqueue them on `controller`; a reader that stops early calls `cancel`. */

@@ -19,14 +19,8 @@
  * no more of a large body than one chunk.
  */
 
-/** Why reading a body failed, as it crosses: the message, and Node's error code (an `HPE_` parser error is a 400). */
-export interface BodyError {
-  message: string
-  code?: string
-}
-
-/** The server's side of a body (protocol.ts adds the request's id). */
-export type BodyMessage = { type: 'body-chunk'; bytes: ArrayBuffer } | { type: 'body-end'; bytes?: ArrayBuffer; error?: BodyError }
+import type { BodyError, BodyMessage } from './protocol.js'
+import { transferable } from './relay.js'
 
 /** The largest declared body sent whole, in one message: the server thread holds no more than this of one. */
 const WHOLE_BODY_BYTES = 64 * 1024
@@ -62,8 +56,7 @@ export class BodyUpload {
     try {
       const { done, value } = await reader.read()
       if (done) return this.#end({})
-      const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
-      const bytes = (whole ? value.buffer : value.slice().buffer) as ArrayBuffer
+      const bytes = transferable(value)
       this.send({ type: 'body-chunk', bytes }, [bytes])
     } catch (error) {
       this.#end({ error: bodyError(error) })
