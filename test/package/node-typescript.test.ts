@@ -5,19 +5,14 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, inject, it } from 'vitest'
-import { projectAt, readmeInstallSteps, runReadmeSetup, startIn, type Project } from './lib/consumer.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { readmeProject, startIn, type Project } from './lib/consumer.js'
 
 let project: Project
 let then: string[]
 
 beforeAll(async () => {
-  const steps = readmeInstallSteps('Node, in TypeScript')
-  const dir = join(inject('projectsDir'), 'readme-node-typescript')
-  await runReadmeSetup(dir, steps.setup)
-  project = projectAt(dir)
-  project.write(steps.files)
-  then = steps.then.map((command) => command.join(' '))
+  ;({ project, then } = await readmeProject('Node, in TypeScript', 'readme-node-typescript'))
 })
 
 describe('the README’s Node TypeScript section, word for word', () => {

@@ -11,11 +11,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../support/free-port.js'
 import { ROOT } from '../support/spawn-server.js'
 import type { GroupChild } from '../support/process-group.js'
-import { batchSizes, mustRun, nineQueries, projectAt, readmeInstallSteps, runReadmeSetup, startIn, type Project } from './lib/consumer.js'
+import { batchSizes, mustRun, nineQueries, readmeProject, startIn, type Project } from './lib/consumer.js'
 
 /** Cloudflare's limit on a Worker's upload today, on every plan: 64 MiB before compression. */
 const WORKER_SIZE_LIMIT = 64 * 1024 * 1024
@@ -35,12 +35,8 @@ const outdirs: string[] = []
 
 beforeAll(async () => {
   for (const kind of Object.keys(SECTIONS) as Kind[]) {
-    const steps = readmeInstallSteps(SECTIONS[kind])
-    const dir = join(inject('projectsDir'), `workers-${kind}`)
-    await runReadmeSetup(dir, steps.setup)
-    projects[kind] = projectAt(dir)
-    projects[kind].write({ ...steps.files, ...(kind === 'model' ? { 'model.onnx': readFileSync(MODEL) } : {}) })
-    then[kind] = steps.then.map((command) => command.join(' '))
+    ;({ project: projects[kind], then: then[kind] } = await readmeProject(SECTIONS[kind], `workers-${kind}`))
+    if (kind === 'model') projects[kind].write({ 'model.onnx': readFileSync(MODEL) })
   }
 }, 600_000)
 

@@ -180,6 +180,21 @@ function pinnedOrLatest(name: string): string {
   return manifest.devDependencies[name] ? `${name}@${manifest.devDependencies[name]}` : name
 }
 
+/**
+ * A subsection of the README's Install section followed as a reader follows
+ * it, in a new directory `name`: its setup commands run (see
+ * runReadmeSetup), its files written. Returns the project and the commands
+ * that come after the files, each as one line.
+ */
+export async function readmeProject(subsection: string, name: string): Promise<{ project: Project; then: string[] }> {
+  const steps = readmeInstallSteps(subsection)
+  const dir = join(inject('projectsDir'), name)
+  await runReadmeSetup(dir, steps.setup)
+  const project = projectAt(dir)
+  project.write(steps.files)
+  return { project, then: steps.then.map((command) => command.join(' ')) }
+}
+
 /** The project in `dir`: made by `createProject`, or by `runReadmeSetup`. */
 export function projectAt(dir: string): Project {
   return {
