@@ -47,7 +47,8 @@ export class HousePricePredictor {
 
   private async parse(request: Request): Promise<number[]> {
     if (request.method !== 'POST') throw new HTTPError(405, 'use POST with a JSON body {"features": [8 numbers]}')
-    // readJson, not request.json(): a body declared past the limit is a 413 before it is read.
+    // readJson, not request.json(): another content type is a 415. The body is in memory already:
+    // the deployment read it (up to maxBodyBytes) before the request joined the batch.
     return parseFeatureBody(await readJson(request, BODY_LIMIT))
   }
 }
@@ -58,7 +59,8 @@ function asError(error: unknown): Error {
 
 export const housePrice = deployment(HousePricePredictor, {
   // Up to 32 requests a batch, the size measured (`adaptive`): what pays depends on the runtime and the load.
-  batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: true },
-  // A client that trickles its body cannot hold the batch longer than this.
+  // A body declared past BODY_LIMIT is a 413 before it is read.
+  batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: true, maxBodyBytes: BODY_LIMIT },
+  // A client that trickles its body waits alone, outside any batch, and is answered 504 after this.
   requestTimeoutS: 10,
 })

@@ -7,6 +7,7 @@ import {
   type AdaptiveOptions,
   type ResolvedAdaptive,
 } from '../batching/options.js'
+import { DEFAULT_BODY_LIMIT } from '../http/body.js'
 
 /**
  * Ray Serve's `batching_config`: batch whole `fetch()` calls. The class's
@@ -24,6 +25,13 @@ export interface BatchingConfig {
   allowSmallBatch?: boolean
   /** `true` or `{ latencyTargetMs }`: the queue picks the batch size, `maxBatchSize` its upper bound. Default false. */
   adaptive?: boolean | AdaptiveOptions
+  /**
+   * Most bytes of a request's body. Each request's body is read whole before
+   * the request joins a batch, so that one client sending slowly holds no
+   * other request; a larger body is refused with 413. Default 1 MiB
+   * (`DEFAULT_BODY_LIMIT`); `Infinity` for no limit.
+   */
+  maxBodyBytes?: number
 }
 
 /** A deployment's `batching` after validation, with defaults applied. */
@@ -88,7 +96,7 @@ export interface ResolvedDeploymentOptions {
 }
 
 const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding']
-const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch', 'adaptive']
+const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch', 'adaptive', 'maxBodyBytes']
 const KNOWN_AUTOSCALING = [
   'minReplicas',
   'maxReplicas',
@@ -147,7 +155,16 @@ function getValidBatching(value: unknown): ResolvedBatchingConfig | undefined {
     strideS: getValidSeconds('batching.strideS', config.strideS ?? 0),
     allowSmallBatch,
     adaptive: getValidAdaptive('batching.adaptive', config.adaptive),
+    maxBodyBytes: getValidByteLimit('batching.maxBodyBytes', config.maxBodyBytes ?? DEFAULT_BODY_LIMIT),
   }
+}
+
+/** A number of bytes, 0 or more, or Infinity. */
+function getValidByteLimit(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value === Infinity || (Number.isInteger(value) && value >= 0))) {
+    throw new RangeError(`${name} must be a whole number of bytes, 0 or more (Infinity for no limit), received ${formatReceived(value)}`)
+  }
+  return value
 }
 
 /** A whole number of replicas, 0 or more. */

@@ -1,5 +1,6 @@
 import { batch, type BatchedFunction } from '../batching/batch.js'
 import { HTTPError } from '../errors.js'
+import { holdBody } from '../http/body.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
@@ -110,8 +111,9 @@ export class Replica implements ReplicaEndpoint {
       if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
       // In the request's scope, as a method's own batched calls are: with `batching`, whole requests are
       // the batch items, and the queue takes the call's signal, model id and context from the scope.
-      const batched = this.deployment.options.batching ? (this.#batchedFetch ??= this.#batchFetch(instance, fetch)) : undefined
-      const work = Promise.resolve(requestContext.run(scope, () => (batched ? batched(request) : fetch.call(instance, request))))
+      const work = this.deployment.options.batching
+        ? this.#fetchInBatch(instance, fetch, request, scope)
+        : Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
       // Without a deadline an HTTP answer waits for the method: a client that left reads nothing anyway.
       answer = answerOf(await (scope.deadline === undefined ? work : scope.settle(work)))
     } catch (error) {
@@ -121,6 +123,18 @@ export class Replica implements ReplicaEndpoint {
     if (modelId !== undefined) this.#unpinModel(modelId)
     this.#http.record('response' in answer ? answer.response.status : answer.plain.status, (performance.now() - started) / 1000)
     return answer
+  }
+
+  /**
+   * A request joins its batch only once its body is in: the class's `fetch`
+   * reads the bodies of its whole batch together, so a client that sent its
+   * body slowly would hold every request batched with it, and the calls
+   * queued behind them, until its deadline.
+   */
+  async #fetchInBatch(instance: object, fetch: FetchMethod, request: Request, scope: RequestScope): Promise<unknown> {
+    await holdBody(request, this.deployment.options.batching!.maxBodyBytes)
+    const batched = (this.#batchedFetch ??= this.#batchFetch(instance, fetch))
+    return requestContext.run(scope, () => batched(request))
   }
 
   /** Ray's `batching_config`: the class's `fetch` receives `Request[]` and returns one answer per request. */

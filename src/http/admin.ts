@@ -71,11 +71,12 @@ async function gatherMetrics(sets: readonly ReplicaSet[]): Promise<MetricsSnapsh
 
 /** A deployment's options as `/-/routes` shows them: JSON has no Infinity, and an autoscaled count is Ray's "auto". */
 function shownOptions(options: ResolvedDeploymentOptions): Record<string, unknown> {
-  const { maxQueuedRequests, autoscaling, numReplicas, ...rest } = options
+  const { maxQueuedRequests, autoscaling, numReplicas, batching, ...rest } = options
   return {
     ...rest,
     numReplicas: autoscaling ? 'auto' : numReplicas,
     maxQueuedRequests: maxQueuedRequests === Infinity ? 'unbounded' : maxQueuedRequests,
+    batching: batching && { ...batching, maxBodyBytes: batching.maxBodyBytes === Infinity ? 'unbounded' : batching.maxBodyBytes },
     ...(autoscaling ? { autoscaling } : {}),
   }
 }

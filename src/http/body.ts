@@ -144,6 +144,82 @@ function tooLarge(limit: number): HTTPError {
 }
 
 /**
+ * Read the request's whole body now, up to `limit` bytes (413 past it, as
+ * readBody()), and answer every later read of it from memory, as often as
+ * it is made: `json()`, `text()`, `arrayBuffer()`, `bytes()`, `blob()`,
+ * `formData()`, `body` and `clone()`, and readBody() and readJson(). A
+ * `batching` deployment's requests are read so before they join a batch:
+ * its handler reads the bodies of the whole batch together, so a client
+ * that sends its body slowly would hold every request batched with it.
+ * The request stays the same object (its signal, headers and identity);
+ * `bodyUsed` is true, as the platform's own, since the body was read.
+ */
+export async function holdBody(request: Request, limit: number): Promise<void> {
+  if (request.method === 'GET' || request.method === 'HEAD') return
+  await readBody(request, limit)
+  Object.defineProperties(request, HELD_BODY)
+}
+
+/** The bytes holdBody() read for `request`: readBody() keeps them. */
+function heldBytes(request: Request): Uint8Array {
+  return bodiesRead.get(request)!
+}
+
+/** A fresh copy each read, as the platform gives: a caller that writes into it cannot change the next read. */
+const copyOf = (request: Request): Uint8Array<ArrayBuffer> => new Uint8Array(heldBytes(request))
+
+/** Replaced characters for bytes that are not UTF-8, as `Request.text()` does. */
+const utf8Lenient = new TextDecoder('utf-8')
+
+/** A stream per request, made on first use: `body` gives the same stream each time it is read. */
+const heldStreams = new WeakMap<Request, ReadableStream<Uint8Array>>()
+
+const HELD_BODY: PropertyDescriptorMap = {
+  arrayBuffer: method(function (this: Request) {
+    return Promise.resolve(copyOf(this).buffer)
+  }),
+  bytes: method(function (this: Request) {
+    return Promise.resolve(copyOf(this))
+  }),
+  text: method(function (this: Request) {
+    return Promise.resolve(utf8Lenient.decode(heldBytes(this)))
+  }),
+  json: method(function (this: Request) {
+    return this.text().then(parseJsonBody)
+  }),
+  blob: method(function (this: Request) {
+    return Promise.resolve(new Blob([copyOf(this)], { type: this.headers.get('content-type') ?? '' }))
+  }),
+  formData: method(function (this: Request) {
+    return new Response(copyOf(this), { headers: this.headers }).formData()
+  }),
+  body: {
+    configurable: true,
+    get(this: Request) {
+      let stream = heldStreams.get(this)
+      if (stream === undefined) {
+        const bytes = copyOf(this)
+        stream = new ReadableStream<Uint8Array>({
+          start(controller) {
+            if (bytes.byteLength > 0) controller.enqueue(bytes)
+            controller.close()
+          },
+        })
+        heldStreams.set(this, stream)
+      }
+      return stream
+    },
+  },
+  clone: method(function (this: Request) {
+    return new Request(this.url, { method: this.method, headers: this.headers, body: copyOf(this), signal: this.signal })
+  }),
+}
+
+function method(value: (this: Request) => unknown): PropertyDescriptor {
+  return { value, writable: true, configurable: true }
+}
+
+/**
  * Make `request.json()` refuse a body that is not JSON with a 400 JSON
  * error, the client's mistake, where the platform's own throws a
  * SyntaxError that would answer 500. A runtime calls it on each request

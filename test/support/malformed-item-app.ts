@@ -74,8 +74,21 @@ export const itemPredictor = deployment(ItemPredictor, { name: 'MalformedItemPre
 export const requestsPredictor = deployment(RequestsPredictor, {
   name: 'MalformedRequestsPredictor',
   batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.05 },
+  // A request held past this fails 504, a clear failure where it would otherwise wait for good.
+  requestTimeoutS: 5,
 })
+
+/** Requests that reached the batching predictor's route, before their bodies are read (test/support/slow-body-suite.ts). */
+let requestsArrived = 0
 
 export const malformedItemApp = new Hono()
   .post('/malformed/item/predict', ingress(itemPredictor))
+  .use('/malformed/requests/predict', async (_, next) => {
+    requestsArrived++
+    await next()
+  })
   .post('/malformed/requests/predict', ingress(requestsPredictor))
+  .get('/malformed/requests/arrived', (c) => c.json(requestsArrived))
+
+// A replica thread imports the app by its module's default export.
+export default malformedItemApp

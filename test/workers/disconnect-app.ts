@@ -1,5 +1,5 @@
 /**
- * A deployment whose batches a test holds, for test/workers/disconnect.test.ts:
+ * A deployment whose batches a test holds, for test/workers/unruly-clients.test.ts:
  * what comes of a request whose client goes away while it waits in the
  * object's batch queue.
  */

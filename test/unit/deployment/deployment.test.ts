@@ -60,9 +60,10 @@ describe('deployment()', () => {
     expectTypeOf(d.bind).parameters.toEqualTypeOf<[task: string, size: number]>()
   })
 
-  it("fills in Ray's batching_config with the defaults of batch()", () => {
+  it("fills in Ray's batching_config with the defaults of batch(), and a 1 MiB bound on each request's body", () => {
     const d = deployment(Model, { batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1 } })
-    expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: false })
+    expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: false, maxBodyBytes: 1024 * 1024 })
+    expect(deployment(Model, { batching: { maxBodyBytes: Infinity } }).options.batching?.maxBodyBytes).toBe(Infinity)
   })
 
   const bad: [Record<string, unknown>, RegExp][] = [
@@ -79,6 +80,8 @@ describe('deployment()', () => {
     [{ batching: { adaptive: 'yes' } }, /batching\.adaptive must be true, false or an object like \{ latencyTargetMs: 50 \}, received "yes"/],
     [{ batching: { adaptive: { latencyTargetMs: 0 } } }, /batching\.adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received 0/],
     [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, batchWaitTimeoutS/],
+    [{ batching: { maxBodyBytes: '1mb' } }, /batching\.maxBodyBytes must be a whole number of bytes, 0 or more \(Infinity for no limit\), received "1mb"/],
+    [{ batching: { maxBodyBytes: -1 } }, /batching\.maxBodyBytes must be a whole number of bytes, 0 or more \(Infinity for no limit\), received -1/],
     [{ replicas: 2 }, /deployment\(\) has no option "replicas"/],
     [{ numReplicas: 2, autoscaling: {} }, /numReplicas and autoscaling cannot be used together: autoscaling sets the count\. Remove numReplicas \(2\)/],
     [{ autoscaling: 4 }, /autoscaling must be an object like \{ minReplicas: 1, maxReplicas: 4 \}, received 4/],

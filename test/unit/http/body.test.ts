@@ -4,7 +4,7 @@
  * for a body that is not JSON.
  */
 import { describe, expect, it } from 'vitest'
-import { answerBadJsonWith400, readBody, readJson } from '../../../src/http/body.js'
+import { answerBadJsonWith400, holdBody, readBody, readJson } from '../../../src/http/body.js'
 import { HTTPError } from '../../../src/errors.js'
 
 const post = (body: BodyInit, headers: Record<string, string> = {}) => new Request('http://x/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit)
@@ -83,5 +83,53 @@ describe('a body read again, as a batch re-run without its failed items reads it
     answerBadJsonWith400(request)
     expect(await request.json()).toEqual({ features: [1, 2] })
     expect(await request.json()).toEqual({ features: [1, 2] })
+  })
+})
+
+describe('holdBody(): a body read whole before its request joins a batch', () => {
+  it('answers every read from memory, as often as it is made, with the same request object', async () => {
+    const request = post('{"features":[1,2]}', { 'content-type': 'application/json' })
+    await holdBody(request, 1024)
+    expect(request.bodyUsed).toBe(true) // the platform's own: the body was read
+    for (let i = 0; i < 2; i++) {
+      expect(await request.json()).toEqual({ features: [1, 2] })
+      expect(await request.text()).toBe('{"features":[1,2]}')
+      expect(new TextDecoder().decode(await request.arrayBuffer())).toBe('{"features":[1,2]}')
+      expect(await request.bytes()).toEqual(new TextEncoder().encode('{"features":[1,2]}'))
+      expect(await readJson(request)).toEqual({ features: [1, 2] })
+    }
+    const blob = await request.blob()
+    expect([blob.type, await blob.text()]).toEqual(['application/json', '{"features":[1,2]}'])
+    expect(await new Response(request.body).text()).toBe('{"features":[1,2]}')
+    expect(request.body).toBe(request.body) // one stream, as the platform gives
+    expect(await request.clone().json()).toEqual({ features: [1, 2] })
+  })
+
+  it('gives each read its own copy: writing into one changes no later read', async () => {
+    const request = post('abc')
+    await holdBody(request, 1024)
+    new Uint8Array(await request.arrayBuffer()).fill(0)
+    ;(await request.bytes()).fill(0)
+    expect(await request.text()).toBe('abc')
+  })
+
+  it('still answers 400 for a body that is not JSON, and reads a form', async () => {
+    const bad = post('{"a":')
+    await holdBody(bad, 1024)
+    expect(await status(bad.json())).toBe(400)
+    const form = post(new URLSearchParams({ a: '1' }))
+    await holdBody(form, 1024)
+    expect((await form.formData()).get('a')).toBe('1')
+  })
+
+  it('refuses a body past the limit with 413, declared or of unknown length', async () => {
+    expect(await status(holdBody(post('hello', { 'content-length': '5' }), 4))).toBe(413)
+    expect(await status(holdBody(post(streamed(5, 256)), 1024))).toBe(413)
+  })
+
+  it('leaves a GET alone', async () => {
+    const request = new Request('http://x/')
+    await holdBody(request, 0)
+    expect(Object.getOwnPropertyNames(request)).toEqual([])
   })
 })

@@ -1,12 +1,15 @@
 /**
- * A client that goes away while its request waits in a Durable Object's batch
- * queue, in real workerd served directly (bench/workerd-direct.ts): workerd's
- * own socket notices a client that resets its connection, where wrangler's
- * proxy would pass nothing on.
+ * Clients that misbehave, in real workerd served directly
+ * (bench/workerd-direct.ts), where wrangler's proxy would shield the Worker
+ * from them: one that goes away while its request waits in a Durable
+ * Object's batch queue (workerd's own socket notices a client that resets
+ * its connection; the proxy passes nothing on), and one that sends its body
+ * slowly (the proxy reads a body whole before it forwards the request).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInGroup, type GroupChild } from '../support/process-group.js'
 import { RawConnection } from '../support/raw-connection.js'
+import { describeSlowBody } from '../support/slow-body-suite.js'
 import { waitFor } from '../support/wait-for.js'
 
 let server: GroupChild
@@ -48,3 +51,5 @@ describe('Workers: a client that leaves while its request is queued in the objec
     staying.close()
   })
 })
+
+describeSlowBody('workerd', () => url)
