@@ -290,6 +290,15 @@ describe('serve() on a loopback port', () => {
     }
   })
 
+  it('close() resolves once the app is no longer served: the same app can be served again at once', async () => {
+    const first = await serve(app, { port: 0, name: 'served-again', handleSignals: false })
+    expect(await (await fetch(`${first.url}/adder?number=1`)).text()).toBe('2') // a kept-alive connection to close
+    await first.close()
+    expect(() => getDeploymentHandle('BatchAdder', { app: 'served-again' })).toThrow(/no app named "served-again"/)
+    const again = await serve(app, { port: 0, name: 'served-again', handleSignals: false })
+    await again.close()
+  })
+
   it('serves handles in-process, by name and app', async () => {
     const handle = getDeploymentHandle<BatchAdder>('BatchAdder', { app: 'test-app' })
     const sums = await Promise.all([1, 2, 3].map((n) => handle.handleBatch.remote(n)))

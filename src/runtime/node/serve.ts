@@ -64,7 +64,7 @@ export interface RunningServer {
   readonly port: number
   readonly hostname: string
   readonly app: HostedApp
-  /** Stop accepting, answer what is in flight, then close. */
+  /** Stop accepting, answer what is in flight, then close: resolves once the port, the app's name and its replica threads are free. */
   close(): Promise<void>
 }
 
@@ -124,25 +124,23 @@ export async function serve(app: ServableApp, options: ServeOptions = {}): Promi
   const shownHost = hostname.includes(':') ? `[${hostname}]` : hostname
 
   let closing: Promise<void> | undefined
+  // Resolves once nothing of the app is left: the listener and its sockets, the app's name (so that it can be
+  // served again at once) and its replica threads.
   const close = () =>
-    (closing ??= new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      let finished = false
-      const finish = () => {
-        if (finished) return
-        finished = true
-        clearTimeout(timer)
-        server.closeAllConnections()
-        unregisterApp(hosted.name)
-        void stopHosting()
-        process.off('SIGINT', onSignal)
-        process.off('SIGTERM', onSignal)
-      }
-      const timer = setTimeout(finish, (options.shutdownTimeoutS ?? 30) * 1000)
-      // Let the last responses flush before the sockets go.
-      void http.drain().then(() => setImmediate(finish))
+    (closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
-    }))
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, (options.shutdownTimeoutS ?? 30) * 1000)))
+      // Let the last responses flush before the sockets go.
+      await Promise.race([http.drain().then(() => new Promise<void>((resolve) => setImmediate(resolve))), timedOut])
+      clearTimeout(timer)
+      server.closeAllConnections()
+      unregisterApp(hosted.name)
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+      await Promise.all([closed, stopHosting()])
+    })())
   const onSignal = (signal: NodeJS.Signals) => {
     console.log(`edgeserve: ${signal} received, answering ${http.inFlight} in-flight request(s) before exit`)
     void close().then(() => process.exit(0))
