@@ -13,6 +13,17 @@ export class EdgeServeError extends Error {
     super(message, options)
     this.status = status
   }
+
+  /**
+   * This error as its HTTP answer (errorResponse()). Hono's own error handler
+   * answers a thrown error that has this method with it, so an edgeserve
+   * error thrown in a plain route (a handle call's 404 or 504, an HTTPError
+   * of the app's) answers with its status and JSON body there too, without
+   * an `onError` of the app's.
+   */
+  getResponse(): Response {
+    return errorResponse(this)
+  }
 }
 
 /** The user's own validation failure: 400, 413, 422 and so on. */
@@ -170,6 +181,11 @@ export class FailedItemsError extends Error {
   get first(): Error | undefined {
     return this.errors.values().next().value
   }
+
+  /** Its first item's answer, for Hono's error handler, as EdgeServeError's. */
+  getResponse(): Response {
+    return errorResponse(this)
+  }
 }
 
 function failedItemsMessage(errors: ReadonlyMap<number, Error>): string {
@@ -225,4 +241,18 @@ export function errorFromJson(error: ErrorJson): EdgeServeError {
       return new EdgeServeError(status, error.message)
     }
   }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * Any failure as an HTTP answer: `{ "error": { "type", "message" } }` with
+ * the error's status, and `Retry-After` where waiting helps.
+ */
+export function errorResponse(error: unknown): Response {
+  const { status, type, message } = errorJson(error)
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE }
+  if (error instanceof BackPressureError) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterS)))
+  else if (error instanceof ReplicaUnavailableError || error instanceof ReplicaOverloadedError) headers['retry-after'] = '1'
+  return new Response(JSON.stringify({ error: { type, message } }), { status, headers })
 }

@@ -15,5 +15,4 @@ export { multiplexed, multiplexedModelId, type MultiplexedFunction, type Multipl
 export { MODEL_ID_HEADER } from './deployment/model-id.js'
 export { ingress, type IngressHandler } from './http/ingress.js'
 export { readBody, readJson, DEFAULT_BODY_LIMIT } from './http/body.js'
-export { errorResponse } from './deployment/responses.js'
 export { toResponse } from './deployment/replica.js'

@@ -1,5 +1,5 @@
 import { batch, type BatchedFunction } from '../batching/batch.js'
-import { HTTPError } from '../errors.js'
+import { errorResponse, HTTPError } from '../errors.js'
 import { holdBody } from '../http/body.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
@@ -11,7 +11,6 @@ import { constructReplica, isDeployment, type Deployment, type ReplicaContext } 
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
 import { failure, type Outcome } from './outcome.js'
-import { errorResponse } from './responses.js'
 import { disposeInstance } from './dispose.js'
 import { modelCachesOf, type ModelCache } from './multiplexed.js'
 

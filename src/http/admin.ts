@@ -5,8 +5,7 @@ import type { ResolvedDeploymentOptions } from '../deployment/options.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../metrics/prometheus.js'
 import { ingressDeployment, type IngressHandler } from './ingress.js'
-import { errorResponse } from '../deployment/responses.js'
-import { HTTPError } from '../errors.js'
+import { errorResponse, HTTPError } from '../errors.js'
 import { dashboardResponse, type Dashboard } from './dashboard/page.js'
 
 export interface RouteInfo {

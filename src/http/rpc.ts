@@ -1,8 +1,7 @@
-import { HTTPError } from '../errors.js'
 import type { Invoke } from '../deployment/handle.js'
 import { readJson } from './body.js'
 import { encodeStream, isAsyncIterable } from '../deployment/stream-codec.js'
-import { errorResponse } from '../deployment/responses.js'
+import { errorResponse, HTTPError } from '../errors.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
 
 /** Where remote handles call: POST /-/rpc/<app>/<deployment>/<method> with `{ "args": [...] }`. */

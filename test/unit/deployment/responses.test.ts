@@ -1,7 +1,8 @@
+import { Hono } from 'hono'
 import { describe, expect, it, vi } from 'vitest'
-import { errorResponse } from '../../../src/deployment/responses.js'
+import { errorResponse } from '../../../src/errors.js'
 import { answerOf, responseOf } from '../../../src/deployment/replica.js'
-import { BackPressureError, HTTPError, ReplicaUnavailableError } from '../../../src/index.js'
+import { BackPressureError, FailedItemsError, HTTPError, ReplicaUnavailableError, RequestTimeoutError } from '../../../src/index.js'
 
 describe('errorResponse', () => {
   it('tells a client when to retry a 503: the back-pressure estimate rounded up, else 1 s', async () => {
@@ -46,3 +47,35 @@ describe('answerOf', () => {
     expect([...new Uint8Array(await response.arrayBuffer())]).toEqual([1, 2])
   })
 })
+
+describe("edgeserve's errors thrown in a plain Hono route", () => {
+  it('answer with their status and JSON body through Hono\'s own error handler, with no onError of the app\'s', async () => {
+    const app = new Hono()
+      .get('/missing', () => {
+        throw new HTTPError(404, 'no model for region east')
+      })
+      .get('/late', () => {
+        throw new RequestTimeoutError()
+      })
+      .get('/busy', () => {
+        throw new BackPressureError('the queue is full', 2)
+      })
+      // What stack() throws outside a batch for a row that does not fit: its item's own 422.
+      .get('/unfit', () => {
+        throw new FailedItemsError([[0, new HTTPError(422, 'item has 2 values, but shape [8] needs 8')]])
+      })
+    const missing = await app.request('/missing')
+    expect([missing.status, missing.headers.get('content-type'), await missing.json()]).toEqual([
+      404,
+      'application/json; charset=utf-8',
+      { error: { type: 'HTTPError', message: 'no model for region east' } },
+    ])
+    const late = await app.request('/late')
+    expect([late.status, ((await late.json()) as { error: { type: string } }).error.type]).toEqual([504, 'RequestTimeoutError'])
+    const busy = await app.request('/busy')
+    expect([busy.status, busy.headers.get('retry-after')]).toEqual([503, '2'])
+    const unfit = await app.request('/unfit')
+    expect([unfit.status, await unfit.json()]).toEqual([422, { error: { type: 'HTTPError', message: 'item has 2 values, but shape [8] needs 8' } }])
+  })
+})
+
