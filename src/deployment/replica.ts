@@ -1,6 +1,6 @@
 import { batch, type BatchedFunction } from '../batching/batch.js'
 import { errorResponse, HTTPError } from '../errors.js'
-import { holdBody } from '../http/body.js'
+import { holdBody, unreadableBodies } from '../http/body.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
@@ -141,10 +141,15 @@ export class Replica implements ReplicaEndpoint {
     const { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch, adaptive } = this.deployment.options.batching!
     const batched = batch(
       async (requests: Request[]) => {
-        const responses = await fetch.call(instance, requests)
-        // An Error fails its own request; any other answer becomes that request's
-        // Response in answer(), or on a thread its answer's parts, never built twice.
-        return responses as unknown[] // not an array: the queue reports the broken contract
+        try {
+          // An Error fails its own request; any other answer becomes that request's
+          // Response in answer(), or on a thread its answer's parts, never built twice.
+          return (await fetch.call(instance, requests)) as unknown[] // not an array: the queue reports the broken contract
+        } catch (error) {
+          // A body that could not be read as fetch asked (not JSON, say) fails its own request alone, as a
+          // malformed item does: the others run again without it.
+          throw (await unreadableBodies(requests, error)) ?? error
+        }
       },
       { maxBatchSize, batchWaitTimeoutS, strideS, allowSmallBatch, adaptive },
     )

@@ -59,6 +59,25 @@ export function describeMalformedItem(runtime: string, baseUrl: () => string): v
         expect(runs[refused]?.size, JSON.stringify(runs)).toBeGreaterThan(1)
         expect(runs[refused + 1], JSON.stringify(runs)).toEqual({ size: runs[refused]!.size - 1, refused: false })
       })
+
+      it('answers two bodies that are not JSON 400 each, alone, and every good request of their burst 200', async () => {
+        const broken = new Map([[4, '{"features": [1, 2'], [12, 'features=1,2']])
+        const bodies = HOUSES.map((features, i) => broken.get(i) ?? JSON.stringify({ features }))
+        const responses = await Promise.all(
+          bodies.map((body) =>
+            fetch(`${baseUrl()}/malformed/${kind}/predict`, { method: 'POST', body, headers: { 'content-type': 'application/json' } }),
+          ),
+        )
+        const answers = await Promise.all(responses.map(async (response) => [response.status, await response.json()] as const))
+        answers.forEach(([status, body], i) => {
+          if (broken.has(i)) {
+            expect([status, body], `request ${i}`).toEqual([400, { error: { type: 'HTTPError', message: 'the request body is not valid JSON' } }])
+          } else {
+            expect(status, `request ${i}: ${JSON.stringify(body)}`).toBe(200)
+            expect((body as MalformedItemAnswer).prediction).toBeCloseTo(expected[i]!, 5)
+          }
+        })
+      })
     })
   }
 }

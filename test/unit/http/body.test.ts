@@ -4,7 +4,7 @@
  * for a body that is not JSON.
  */
 import { describe, expect, it } from 'vitest'
-import { answerBadJsonWith400, holdBody, readBody, readJson } from '../../../src/http/body.js'
+import { answerBadJsonWith400, holdBody, readBody, readJson, unreadableBodies } from '../../../src/http/body.js'
 import { HTTPError } from '../../../src/errors.js'
 
 const post = (body: BodyInit, headers: Record<string, string> = {}) => new Request('http://x/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit)
@@ -91,6 +91,7 @@ describe('holdBody(): a body read whole before its request joins a batch', () =>
     const request = post('{"features":[1,2]}', { 'content-type': 'application/json' })
     await holdBody(request, 1024)
     expect(request.bodyUsed).toBe(true) // the platform's own: the body was read
+    expect(request).toBeInstanceOf(Request)
     for (let i = 0; i < 2; i++) {
       expect(await request.json()).toEqual({ features: [1, 2] })
       expect(await request.text()).toBe('{"features":[1,2]}')
@@ -131,5 +132,20 @@ describe('holdBody(): a body read whole before its request joins a batch', () =>
     const request = new Request('http://x/')
     await holdBody(request, 0)
     expect(Object.getOwnPropertyNames(request)).toEqual([])
+  })
+})
+
+describe('unreadableBodies(): the held requests of a batch whose bodies could not be read as asked', () => {
+  it('names every such request with its own error, once the failed read is among them', async () => {
+    const requests = [post('{"a":1}'), post('{"a":', { 'content-type': 'application/json' }), post('{"a":1}', { 'content-type': 'text/plain' })]
+    for (const request of requests) await holdBody(request, 1024)
+    const reads = Promise.all([requests[0]!.json(), requests[1]!.json(), readJson(requests[2]!)])
+    const thrown = await reads.catch((error: unknown) => error)
+    const failed = await unreadableBodies(requests, thrown)
+    expect([...failed!.errors].map(([index, error]) => [index, (error as HTTPError).status])).toEqual([
+      [1, 400],
+      [2, 415],
+    ])
+    expect(await unreadableBodies(requests, new Error('the model failed'))).toBeUndefined()
   })
 })
