@@ -28,7 +28,9 @@ export { isBatched, type BatchControls, type BatchedFunction, type StreamingBatc
  * function busy with one request's calls refuses another request's with a
  * TypeError (docs/workers.md, "A model cheaper than the hop").
  */
-export function batch<T, R>(handler: BatchHandler<T, R>, options?: BatchOptions<T>): BatchedFunction<T, R>
+// A caller never receives an Error: one in its slot fails the call. Excluded, an HTTPError a handler
+// returns for a bad item does not widen the caller's result type (number | HTTPError, say).
+export function batch<T, R>(handler: BatchHandler<T, R>, options?: BatchOptions<T>): BatchedFunction<T, Exclude<R, Error>>
 export function batch<This extends object, T, R>(
   method: (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>,
   context: ClassMethodDecoratorContext<This>,

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { BatchHandlerError, FailedItemsError, HTTPError, batch, endOfStream, errorJson, type StreamStep } from '../../../src/index.js'
 import { deferred, settleLoopTurns } from '../../support/deferred.js'
 
@@ -261,3 +261,13 @@ describe('FailedItemsError itself', () => {
     expect(() => new FailedItemsError([[0, 'bad' as unknown as Error]])).toThrow(/item 0's error must be an Error, received string/)
   })
 })
+
+describe('an Error a handler returns in a slot', () => {
+  it("fails that caller and is not part of the caller's result type", async () => {
+    const lengths = batch(async (texts: string[]) => texts.map((text) => (text.length > 3 ? new HTTPError(413, 'longer than 3 characters') : text.length)))
+    expectTypeOf(lengths).returns.resolves.toEqualTypeOf<number>()
+    expect(await lengths('abc')).toBe(3)
+    await expect(lengths('abcd')).rejects.toMatchObject({ status: 413 })
+  })
+})
+
