@@ -19,7 +19,7 @@
  * mixes two models' calls.
  */
 import { currentContext } from '../batching/context.js'
-import { checkKnownOptions } from '../batching/options.js'
+import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { HTTPError } from '../errors.js'
 import { log } from '../metrics/log.js'
 import { withDeadline } from './deadline.js'
@@ -90,7 +90,7 @@ export function multiplexed<M>(load: (modelId: string) => M | Promise<M>, option
   )
   const max = options.maxModelsPerReplica ?? DEFAULT_MAX_MODELS_PER_REPLICA
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {
-    throw new TypeError(`maxModelsPerReplica must be a whole number of at least 1, received ${JSON.stringify(max) ?? String(max)}`)
+    throw new TypeError(`maxModelsPerReplica must be a whole number of at least 1, received ${formatReceived(max)}`)
   }
   const cache = new ModelCache(load, max)
   const get = (modelId: string) => cache.get(checkModelId(modelId, 'the model id passed to a multiplexed function'))

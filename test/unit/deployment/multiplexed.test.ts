@@ -99,6 +99,7 @@ describe('multiplexed()', () => {
   it('says what to pass when given bad options', () => {
     expect(() => multiplexed('load' as never)).toThrow(/takes the function that loads a model by id/)
     expect(() => multiplexed((id: string) => id, { maxModelsPerReplica: 0 })).toThrow(/maxModelsPerReplica must be a whole number of at least 1, received 0/)
+    expect(() => multiplexed((id: string) => id, { maxModelsPerReplica: Infinity })).toThrow(/at least 1, received Infinity/)
     expect(() => multiplexed((id: string) => id, { maxModelsPerReplica: 1.5 })).toThrow(/received 1.5/)
     // Ray's name for it, in either spelling, and any other unknown key, are refused rather than ignored.
     expect(() => multiplexed((id: string) => id, { maxNumModelsPerReplica: 2 } as never)).toThrow(
