@@ -18,6 +18,11 @@ let threshold = ORDER[initialLevel()]
 /** Whether debug lines are written: a caller that would build a line per batch checks this first. */
 export let debugLogged = threshold <= ORDER.debug
 
+/** The level in force: a replica thread starts with its server's. */
+export function currentLogLevel(): LogLevel {
+  return (Object.keys(ORDER) as LogLevel[]).find((level) => ORDER[level] === threshold)!
+}
+
 export function setLogLevel(level: LogLevel): void {
   if (!(level in ORDER)) {
     throw new TypeError(`log level must be one of ${Object.keys(ORDER).join(', ')}, received ${JSON.stringify(level)}`)

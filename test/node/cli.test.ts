@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { ROOT, spawnServer } from '../support/spawn-server.js'
+import { waitFor } from '../support/wait-for.js'
 import type { BatchTextGenerator } from '../../examples/text-generator/generator.js'
 import type { OcrResult } from '../../examples/ocr/pipeline.js'
 
@@ -74,6 +75,24 @@ describe('edgeserve run', () => {
     } finally {
       expect(await server.stop()).toBe(0)
     }
+  })
+
+  it('--log-level reaches the replicas on worker threads: debug writes their batches, silent nothing', async () => {
+    const batchLines = (output: string) => output.split('\n').filter((line) => line.includes('"event":"batch"'))
+    const debug = await spawnServer(['run', 'examples/adder/app.ts', '--port', '0', '--threads', '--log-level', 'debug'], { env: { EDGESERVE_LOG_LEVEL: '' } })
+    try {
+      expect(await (await fetch(`${debug.url}/adder?number=1`)).text()).toBe('2')
+      await waitFor(() => batchLines(debug.output()).length > 0, 'a batch line from the replica thread')
+    } finally {
+      expect(await debug.stop()).toBe(0)
+    }
+    const silent = await spawnServer(['run', 'examples/adder/app.ts', '--port', '0', '--threads', '--log-level', 'silent'], { env: { EDGESERVE_LOG_LEVEL: 'debug' } })
+    try {
+      expect(await (await fetch(`${silent.url}/adder?number=1`)).text()).toBe('2')
+    } finally {
+      expect(await silent.stop()).toBe(0)
+    }
+    expect(batchLines(silent.output())).toEqual([])
   })
 
   it('--threads starts its replicas when node itself was given a V8 option', async () => {

@@ -13,6 +13,7 @@
  * hosts through handles: `call` messages, answered by `call-*` messages
  * (see server-calls.ts and thread-calls.ts).
  */
+import type { LogLevel } from '../../../metrics/log.js'
 import type { ReplicaDescription, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
@@ -40,6 +41,8 @@ export interface ThreadWorkerData {
   replicasOnThreads: number
   /** The structured-cloneable part of `serve({ env })`. */
   env: Record<string, unknown>
+  /** The server's log level (`serve({ logLevel })`, `--log-level`): a thread's own module state starts from the environment. */
+  logLevel: LogLevel
   /**
    * The bindings of every deployment the server hosts: in the thread, a
    * handle to one of them (a bound deployment, `getHandle()`) calls it

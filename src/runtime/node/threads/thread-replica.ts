@@ -1,3 +1,4 @@
+import { currentLogLevel } from '../../../metrics/log.js'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { Worker } from 'node:worker_threads'
 import type { Deployment } from '../../../deployment/deployment.js'
@@ -97,6 +98,7 @@ export function threadReplicas(
     worker: WORKER,
     deployment: deployment.name,
     env: cloneableEnv(env),
+    logLevel: currentLogLevel(),
     served: server.bindings,
     registerTsx: workerNeedsTsx(module),
     tsxMissing: tsxMissing(module),

@@ -2,6 +2,7 @@
  * A replica's worker thread: imports the user's module, finds its deployment,
  * hosts one `Replica` of it, and answers the server thread's messages.
  */
+import { setLogLevel } from '../../../metrics/log.js'
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { RequestScope } from '../../../deployment/request-scope.js'
@@ -19,6 +20,7 @@ import { BodyDownload } from './request-body.js'
 import { ServerCalls, serverBindings } from './server-calls.js'
 
 const data = workerData as ThreadWorkerData
+setLogLevel(data.logLevel)
 
 // The deployment's replicas share the machine's cores: with one ORT thread
 // pool each as large as the machine, two replicas would fight over every core.
