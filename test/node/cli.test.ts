@@ -142,6 +142,10 @@ describe('edgeserve run', () => {
     const missing = await attempt(['run', 'examples/nope.ts'])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('cannot find examples/nope.ts')
+    // A file that is there but imports one that is not: Node's own message, which names the missing import.
+    const brokenImport = await attempt(['run', 'test/node/fixtures/missing-import-app.ts'])
+    expect(brokenImport.stderr).not.toContain('cannot find test/node/fixtures/missing-import-app.ts')
+    expect(brokenImport.stderr).toContain('no-such-module')
     const badExport = await attempt(['run', 'examples/adder/app.ts:nothing'])
     expect(badExport.stderr).toMatch(/has no export named "nothing" \(it exports: .*app/)
     const badPort = await attempt(['run', 'examples/adder/app.ts', '--port', 'http'])

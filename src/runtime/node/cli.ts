@@ -7,6 +7,7 @@
  * A JavaScript file loads as it is; a TypeScript one through tsx when the
  * project has it (see typescript-loader.ts). bin/edgeserve.js calls runCli().
  */
+import { existsSync } from 'node:fs'
 import { Hono } from 'hono'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -54,9 +55,9 @@ async function loadApp(target: string, typeScriptLoaded: boolean): Promise<Serva
   try {
     module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>
   } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String(error).includes(resolve(file))) {
-      fail(`cannot find ${file}`)
-    }
+    // Only when the file itself is missing: Node's message also names the file as the importer of a module
+    // it cannot find, and that message, which names the missing import, is the one to show.
+    if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && !existsSync(resolve(file))) fail(`cannot find ${file}`)
     throw error
   }
   const name = exportName ?? ('default' in module ? 'default' : 'app')
