@@ -338,7 +338,13 @@ ${text}`,
     replace: [['port: 8000', 'port: 0']],
     run: selfServed(adderAnswers),
   },
-  'docs/cli.md › Replicas on worker threads': { runtime: 'node', run: selfServed(adderAnswers) },
+  'docs/cli.md › Replicas on worker threads': {
+    runtime: 'node',
+    run: selfServed(async (base) => {
+      await adderAnswers(base)
+      await adderRefusesBadNumbers(base)
+    }),
+  },
   'docs/deployments.md › Deployments and routes': {
     runtime: 'node',
     run: served(async (base) => {
