@@ -24,7 +24,9 @@ const workersRecorder = new Recorder('7-keep-alive-workers', 'Keep-alive through
 
 /** Every refusal kind with every size of SIZES it takes, in turn. */
 const sweep = (rejections: readonly Rejection[]) =>
-  SIZES.flatMap((size) => rejections.filter((rejection) => size >= (rejection.minBytes ?? 0)).map((rejection) => ({ rejection, size })))
+  SIZES.flatMap((size) =>
+    rejections.filter((rejection) => size >= (rejection.minBytes ?? 0) && size <= (rejection.maxBytes ?? Infinity)).map((rejection) => ({ rejection, size })),
+  )
 
 /** A 415 for a text upload the OCR deployment refuses before reading it. */
 const ocrUpload = (size: number) => `POST /ocr/direction HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${size}\r\n\r\n`

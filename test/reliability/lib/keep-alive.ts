@@ -24,13 +24,17 @@ export interface Rejection {
   waitsForABatch?: boolean
   /** Refused for its size: only bodies of at least this many bytes are sent with it. */
   minBytes?: number
+  /** Refused for its kind only up to this size: a larger body is another refusal (its size's). */
+  maxBytes?: number
 }
 
 /** Refusals the demo app gives on Node and on Workers alike. */
 export const REJECTIONS: readonly Rejection[] = [
   // By a deployment, in its replica (a Durable Object on Workers).
   { name: 'OCR: not an image type', path: '/ocr/direction', contentType: 'text/plain', status: 415 },
-  { name: 'predict: not JSON', path: '/predict', contentType: 'text/plain', status: 415, waitsForABatch: true },
+  { name: 'predict: not JSON', path: '/predict', contentType: 'text/plain', status: 415, waitsForABatch: true, maxBytes: 16 * 1024 },
+  // Declared past the deployment's batching.maxBodyBytes (16 KiB): a 413 on the Content-Length alone, before it joins a batch.
+  { name: 'predict: body past the limit', path: '/predict', contentType: 'application/json', status: 413, minBytes: 16 * 1024 + 1 },
   // Declared past readJson()'s 16 KiB limit: a 413 on the Content-Length alone.
   {
     name: 'regional predict: body past the limit',
