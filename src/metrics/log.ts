@@ -13,20 +13,22 @@ function initialLevel(): LogLevel {
   return fromEnv && fromEnv in ORDER ? (fromEnv as LogLevel) : 'info'
 }
 
-let threshold = ORDER[initialLevel()]
+let level = initialLevel()
+let threshold = ORDER[level]
 
 /** Whether debug lines are written: a caller that would build a line per batch checks this first. */
 export let debugLogged = threshold <= ORDER.debug
 
 /** The level in force: a replica thread starts with its server's. */
 export function currentLogLevel(): LogLevel {
-  return (Object.keys(ORDER) as LogLevel[]).find((level) => ORDER[level] === threshold)!
+  return level
 }
 
-export function setLogLevel(level: LogLevel): void {
-  if (!(level in ORDER)) {
-    throw new TypeError(`log level must be one of ${Object.keys(ORDER).join(', ')}, received ${JSON.stringify(level)}`)
+export function setLogLevel(to: LogLevel): void {
+  if (!(to in ORDER)) {
+    throw new TypeError(`log level must be one of ${Object.keys(ORDER).join(', ')}, received ${JSON.stringify(to)}`)
   }
+  level = to
   threshold = ORDER[level]
   debugLogged = threshold <= ORDER.debug
 }
