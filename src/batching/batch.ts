@@ -64,7 +64,13 @@ export function batch(first?: unknown, second?: unknown): unknown {
  * each step, one partial result per item (or `endOfStream` for an item that
  * has finished). Each caller iterates its own partials.
  */
-batch.stream = function stream<T, R>(
+// R defaults to never for the handler's sake, not the caller's. While TypeScript
+// infers R from the handler, a step's contextual type is StreamStep<R> with R
+// as yet unknown: R | Error | EndOfStream is then just unknown, and
+// `items.map(() => endOfStream)` widens to symbol[], which fails against the
+// partials of another step (string[] | symbol[]). With the default, that type
+// is Error | EndOfStream while R is inferred, so endOfStream keeps its type.
+batch.stream = function stream<T, R = never>(
   handler: StreamBatchHandler<T, R>,
   options?: BatchOptions<T>,
 ): StreamingBatchedFunction<T, R> {
@@ -87,7 +93,9 @@ batch.stream = function stream<T, R>(
  * for await (const token of generate(new Sequence(prompt))) ...
  * ```
  */
-batch.continuous = function continuous<T, R>(
+// R defaults to never so that a step returning `items.map(() => endOfStream)`
+// keeps endOfStream's type (see batch.stream above).
+batch.continuous = function continuous<T, R = never>(
   step: ContinuousStep<T, R>,
   options?: BatchOptions<T>,
 ): StreamingBatchedFunction<T, R> {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { BatchHandlerError, batch, endOfStream } from '../../../src/index.js'
 
 /** A sequence that counts up to `length`: its state lives in the item. */
@@ -82,6 +82,18 @@ describe('batch.continuous', () => {
     await endless.return!()
     expect(await waiting).toEqual(['W0', 'W1'])
     expect(log.at(-1)).toEqual(['W'])
+  })
+
+  it('a step that returns endOfStream for every item on one path type-checks with no annotation or cast', async () => {
+    // Each return's type is inferred: (typeof endOfStream)[] widened to symbol[]
+    // (not a StreamStep<string>) before R had a default.
+    let budget = 3
+    const f = batch.continuous(async (xs: string[]) => {
+      if (budget-- === 0) return xs.map(() => endOfStream) // out of budget: every stream ends
+      return xs.map((x) => `${x}${budget}`)
+    })
+    expectTypeOf(f).returns.toEqualTypeOf<AsyncIterableIterator<string>>()
+    expect(await collect(f('a'))).toEqual(['a2', 'a1', 'a0'])
   })
 
   it('a step that throws or returns the wrong length fails the active items; later calls are served', async () => {

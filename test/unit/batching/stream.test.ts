@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
 import { BatchHandlerError, batch, endOfStream, type StreamStep } from '../../../src/index.js'
 import { flushQueue, settleLoopTurns } from '../../support/deferred.js'
 
@@ -75,6 +75,18 @@ describe('batch.stream', () => {
     expect(closed).toBe(true) // the generator was closed once both readers left
     expect(activity).toContainEqual([false, true]) // the first reader left, the second read on
     expect(f.stats().batchesInFlight).toBe(0)
+  })
+
+  it('a step of endOfStream alone type-checks beside steps of partials, with no annotation or cast', async () => {
+    // Each step's type is inferred: string[], then (typeof endOfStream)[]. The
+    // second widened to symbol[] (not a StreamStep<string>) before R had a default.
+    const shout = batch.stream(async function* (words: string[]) {
+      yield words.map((word) => word.toUpperCase())
+      yield words.map(() => endOfStream)
+      yield words.map((word) => `never sent: ${word}`)
+    })
+    expectTypeOf(shout).returns.toEqualTypeOf<AsyncIterableIterator<string>>()
+    expect(await Promise.all([collect(shout('a')), collect(shout('b'))])).toEqual([['A'], ['B']])
   })
 
   it('a yielded Error fails that caller only; a throw fails every open stream', async () => {
