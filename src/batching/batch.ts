@@ -1,7 +1,14 @@
 import { asCallOptions } from './call-options.js'
 import { continuousRunner, type ContinuousStep } from './continuous.js'
 import { batchedFunction, withControls, type BatchedFunction, type StreamingBatchedFunction } from './controls.js'
-import { batchMethod, isMethodDecoratorContext, type BatchMethodDecorator, type DecoratedMethod } from './decorator.js'
+import {
+  batchMethod,
+  isMethodDecoratorContext,
+  legacyDecoratorError,
+  type BatchMethodDecorator,
+  type DecoratedMethod,
+  type LegacyDecoratorCall,
+} from './decorator.js'
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
 import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
 import type { BatchHandler, BatchInfo } from './call-batch.js'
@@ -36,7 +43,11 @@ export function batch<This extends object, T, R>(
   context: ClassMethodDecoratorContext<This>,
 ): (this: This, items: T[]) => Promise<R[]>
 export function batch(options?: BatchOptions<never>): BatchMethodDecorator
-export function batch(first?: unknown, second?: unknown): unknown {
+/** Legacy decorators' call of `@batch`, refused: see `LegacyDecoratorCall`. */
+export function batch(target: object, propertyKey: string | symbol, descriptor: LegacyDecoratorCall): never
+export function batch(first?: unknown, second?: unknown, ...legacy: unknown[]): unknown {
+  // Only legacy decorators (experimentalDecorators) pass a third argument: (prototype or class, name, descriptor).
+  if (legacy.length > 0 && (typeof second === 'string' || typeof second === 'symbol')) throw legacyDecoratorError(second)
   if (typeof first === 'function') {
     // `@batch` without parentheses: TypeScript hands us (method, context).
     if (isMethodDecoratorContext(second)) return batchMethod(undefined)(first as DecoratedMethod, second)

@@ -26,10 +26,38 @@ import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from '.
  * queues live in a WeakMap keyed by the instance, created as it is
  * constructed.
  */
-export type BatchMethodDecorator = <This extends object, T, R>(
-  method: DecoratedMethod<This, T, R>,
-  context: ClassMethodDecoratorContext<This>,
-) => (this: This, items: T[]) => Promise<R[]>
+export interface BatchMethodDecorator {
+  /** A legacy decorator's call (`experimentalDecorators`), refused: see `LegacyDecoratorCall`. */
+  (target: object, propertyKey: string | symbol, descriptor: LegacyDecoratorCall): never
+  <This extends object, T, R>(method: DecoratedMethod<This, T, R>, context: ClassMethodDecoratorContext<This>): (
+    this: This,
+    items: T[],
+  ) => Promise<R[]>
+}
+
+/**
+ * What TypeScript tells a project compiled with `experimentalDecorators` at
+ * `@batch`. It checks a legacy method decorator as a call with (prototype,
+ * name, descriptor) and, when no signature accepts them, says why each one
+ * failed. No descriptor is of this type, so its text is in that message (a
+ * string literal type is shown as its text), first for `@batch({...})`.
+ */
+export type LegacyDecoratorCall =
+  "edgeserve's @batch is a standard (TC39) decorator, and this project compiles decorators as legacy ones: remove experimentalDecorators from tsconfig.json, or batch with a field, handleBatch = batch(async (items) => results, { maxBatchSize: 4 })"
+
+/**
+ * The error for `@batch` run as a legacy decorator (tsc, tsx or esbuild with
+ * `experimentalDecorators`), which calls it with (prototype, name, descriptor)
+ * and would otherwise fail on the prototype as if it were the method.
+ */
+export function legacyDecoratorError(name: unknown): TypeError {
+  const field = typeof name === 'string' ? name : 'handleBatch'
+  return new TypeError(
+    `edgeserve's @batch is a standard (TC39) decorator, but ${String(name)} was decorated as a legacy one ` +
+      '("experimentalDecorators": true in tsconfig.json, which tsc, tsx and esbuild follow): remove experimentalDecorators, ' +
+      `or batch with a field, called with one item: ${field} = batch(async (items) => results, { maxBatchSize: 4 })`,
+  )
+}
 
 /** A method `@batch` decorates: a list in, one result (or an Error) per item out, in order. */
 export type DecoratedMethod<This = object, T = unknown, R = unknown> = (
@@ -53,7 +81,9 @@ export function batchMethod(options: BatchOptions<never> | undefined): BatchMeth
   // Validated here, when the class is defined, so a bad option fails at
   // start-up even if the class is never instantiated.
   const validated = getValidOptions(options)
-  return <This extends object, T, R>(method: DecoratedMethod<This, T, R>, context: ClassMethodDecoratorContext<This>) => {
+  const decorate = <This extends object, T, R>(method: DecoratedMethod<This, T, R>, context: ClassMethodDecoratorContext<This>) => {
+    // A standard decorator's context is an object; a legacy one is passed the member's name.
+    if (typeof context !== 'object') throw legacyDecoratorError(context)
     if (context.kind !== 'method' || context.static) {
       throw new TypeError('@batch decorates instance methods; for a function use batch(handler, options)')
     }
@@ -92,6 +122,9 @@ export function batchMethod(options: BatchOptions<never> | undefined): BatchMeth
       return queue(items)
     }
   }
+  // BatchMethodDecorator's legacy signature is there for TypeScript's message:
+  // such a call throws at its first line, and returns nothing.
+  return decorate as BatchMethodDecorator
 }
 
 function sumOf<T>(list: T[], sizeOf: (item: T) => number): number {

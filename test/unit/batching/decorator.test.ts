@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { BatchHandlerError, batch, batchedMethodsOf, type BatchInfo } from '../../../src/index.js'
+import { typeErrorsOf } from '../../support/type-errors.js'
 
 class BatchAdder {
   shapes: number[] = []
@@ -87,6 +88,54 @@ describe('@batch decorator (TC39)', () => {
     batchedMethodsOf(a).get('handleBatch')!.setMaxBatchSize(2)
     expect(batchedMethodsOf(a).get('handleBatch')!.options.maxBatchSize).toBe(2)
     expect(batchedMethodsOf(b).get('handleBatch')!.options.maxBatchSize).toBe(4)
+  })
+
+  describe('under experimentalDecorators (legacy decorators)', () => {
+    const legacyClass = `import { batch } from '../../src/index.js'
+export class Adder {
+  @batch({ maxBatchSize: 4 })
+  async handleBatch(numbers: number[]): Promise<number[]> {
+    return numbers.map((n) => n + 1)
+  }
+
+  @batch
+  async bare(numbers: number[]): Promise<number[]> {
+    return numbers
+  }
+}
+`
+    it('the type error says @batch is a standard decorator and what to do instead', () => {
+      const errors = typeErrorsOf(legacyClass, { experimentalDecorators: true })
+      expect(errors).toHaveLength(2)
+      for (const [i, line] of [3, 8].entries()) {
+        expect(errors[i]).toMatch(new RegExp(`^${line}: `))
+        expect(errors[i]).toContain("edgeserve's @batch is a standard (TC39) decorator")
+        expect(errors[i]).toContain('remove experimentalDecorators from tsconfig.json, or batch with a field')
+      }
+      expect(typeErrorsOf(legacyClass, {})).toEqual([]) // the same class as a standard decorator
+    })
+
+    // tsc, tsx and esbuild call a legacy method decorator with (prototype, name, descriptor).
+    it.each([
+      ['@batch({...})', (proto: object, descriptor: PropertyDescriptor) =>
+        // @ts-expect-error: a legacy call, refused by its descriptor's type, whose text is the message above
+        batch({ maxBatchSize: 4 })(proto, 'handleBatch', descriptor)],
+      ['@batch', (proto: object, descriptor: PropertyDescriptor) =>
+        // @ts-expect-error: the same for @batch without options
+        batch(proto, 'handleBatch', descriptor)],
+    ])('%s run as a legacy decorator throws, saying what to do instead', (_, decorate) => {
+      class Adder {
+        async handleBatch(numbers: number[]): Promise<number[]> {
+          return numbers
+        }
+      }
+      const descriptor = Object.getOwnPropertyDescriptor(Adder.prototype, 'handleBatch')!
+      expect(() => decorate(Adder.prototype, descriptor)).toThrow(
+        "edgeserve's @batch is a standard (TC39) decorator, but handleBatch was decorated as a legacy one " +
+          '("experimentalDecorators": true in tsconfig.json, which tsc, tsx and esbuild follow): remove experimentalDecorators, ' +
+          'or batch with a field, called with one item: handleBatch = batch(async (items) => results, { maxBatchSize: 4 })',
+      )
+    })
   })
 
   it('works bare, as @batch without options', async () => {
