@@ -7,8 +7,24 @@
  */
 export * from './batching/index.js'
 export * from './errors.js'
-export { deployment, replicaContext, type Deployment, type DeploymentClass, type InstanceOf, type ReplicaContext } from './deployment/deployment.js'
-export type { AutoscalingConfig, BatchingConfig, DeploymentOptions, ResolvedAutoscalingConfig, ResolvedDeploymentOptions } from './deployment/options.js'
+export {
+  deployment,
+  replicaContext,
+  type Deployment,
+  type DeploymentClass,
+  type DeploymentOptionsArgs,
+  type InstanceOf,
+  type ReplicaContext,
+} from './deployment/deployment.js'
+export type {
+  AutoscalingConfig,
+  BatchedFetchOptions,
+  BatchingConfig,
+  DeploymentOptions,
+  ResolvedAutoscalingConfig,
+  ResolvedDeploymentOptions,
+  UnbatchedFetchOptions,
+} from './deployment/options.js'
 export type { RequestContext } from './batching/context.js'
 export { DeploymentResponse, getHandle, type DeploymentHandle, type HandleCallOptions, type HandleOptions } from './deployment/handle.js'
 export { multiplexed, multiplexedModelId, type MultiplexedFunction, type MultiplexedOptions } from './deployment/multiplexed.js'

@@ -1,6 +1,13 @@
 import { formatReceived } from '../batching/options.js'
 import type { HandleMarker } from './handle-marker.js'
-import { getValidDeploymentOptions, type DeploymentOptions, type ResolvedDeploymentOptions } from './options.js'
+import {
+  getValidDeploymentOptions,
+  type BatchedFetchOptions,
+  type BatchingConfig,
+  type DeploymentOptions,
+  type ResolvedDeploymentOptions,
+  type UnbatchedFetchOptions,
+} from './options.js'
 
 /** What a replica knows about itself: see `replicaContext()`. */
 export interface ReplicaContext<Env = unknown> {
@@ -79,8 +86,45 @@ export interface Deployment<C extends DeploymentClass = DeploymentClass> {
   /** Ray's `.bind()`: a copy of this deployment whose replicas get these constructor arguments. */
   bind(...args: BindArgs<C>): Deployment<C>
   /** Ray's `.options()`: a copy with some options changed. */
-  withOptions(options: DeploymentOptions): Deployment<C>
+  withOptions(options: OptionChanges<C>): Deployment<C>
 }
+
+/**
+ * What a class's `fetch` takes: one `'request'`, a batch of `'requests'`
+ * (`Request[]`), or `'either'` (both, or something else, or the class has no
+ * `fetch` and is called through handles only). Ray's `batching_config` is
+ * what hands `fetch` a batch, so it is required for the second and refused
+ * for the first.
+ */
+type FetchTakes<C extends DeploymentClass> =
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  InstanceType<C> extends { fetch(input: infer Input, ...rest: any[]): unknown }
+    ? Request extends Input
+      ? Request[] extends Input
+        ? 'either'
+        : 'request'
+      : Request[] extends Input
+        ? 'requests'
+        : 'either'
+    : 'either'
+
+/**
+ * `deployment()`'s options for class C: `batching` (required) for a `fetch`
+ * that takes `Request[]`, none for one that takes a `Request`. The options of
+ * the first are required, so `deployment(Batched)` without them is an error.
+ */
+export type DeploymentOptionsArgs<C extends DeploymentClass> = {
+  request: [options?: UnbatchedFetchOptions]
+  requests: [options: BatchedFetchOptions]
+  either: [options?: DeploymentOptions]
+}[FetchTakes<C>]
+
+/** What `.withOptions()` may change: `batching` stays as `fetch` needs it. */
+type OptionChanges<C extends DeploymentClass> = {
+  request: UnbatchedFetchOptions
+  requests: Omit<DeploymentOptions, 'batching'> & { batching?: BatchingConfig }
+  either: DeploymentOptions
+}[FetchTakes<C>]
 
 export type InstanceOf<D> = D extends Deployment<infer C> ? InstanceType<C> : never
 
@@ -92,6 +136,7 @@ export type InstanceOf<D> = D extends Deployment<infer C> ? InstanceType<C> : ne
  * app.get('/adder', ingress(adder))
  * ```
  */
+export function deployment<C extends DeploymentClass>(cls: C, ...options: DeploymentOptionsArgs<C>): Deployment<C>
 export function deployment<C extends DeploymentClass>(cls: C, options?: DeploymentOptions): Deployment<C> {
   if (typeof cls !== 'function' || !cls.prototype) {
     throw new TypeError(`deployment() needs a class, received ${cls === null ? 'null' : typeof cls}`)

@@ -83,6 +83,26 @@ export interface DeploymentOptions {
   binding?: string
 }
 
+/**
+ * The options of a deployment whose `fetch(requests: Request[])` takes a
+ * batch of requests: it needs `batching`, which hands it one.
+ */
+export interface BatchedFetchOptions extends DeploymentOptions {
+  batching: BatchingConfig
+}
+
+/**
+ * What TypeScript says at `batching` for a class whose `fetch` takes one
+ * `Request` (a string literal type is shown as its text).
+ */
+export type BatchingNeedsRequestList =
+  'batching hands fetch a Request[] and expects one answer per request: declare fetch(requests: Request[]), or leave batching out for fetch(request: Request)'
+
+/** The options of a deployment whose `fetch(request: Request)` takes one request: `batching` would hand it a list. */
+export interface UnbatchedFetchOptions extends Omit<DeploymentOptions, 'batching'> {
+  batching?: BatchingNeedsRequestList
+}
+
 export interface ResolvedDeploymentOptions {
   name: string
   /** The fixed count; with `autoscaling`, the most there can be (`maxReplicas`): replica names run 0 .. numReplicas - 1. */

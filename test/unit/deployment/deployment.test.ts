@@ -5,6 +5,7 @@ import { Router } from '../../../src/deployment/router.js'
 import { RequestScope } from '../../../src/deployment/request-scope.js'
 import { replicaSetOf } from '../../../src/deployment/replica-set.js'
 import { BackPressureError, HTTPError, RequestCancelledError, RequestTimeoutError } from '../../../src/index.js'
+import { typeErrorsOf } from '../../support/type-errors.js'
 
 class Model {
   constructor(
@@ -64,6 +65,49 @@ describe('deployment()', () => {
     const d = deployment(Model, { batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1 } })
     expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: false, maxBodyBytes: 1024 * 1024 })
     expect(deployment(Model, { batching: { maxBodyBytes: Infinity } }).options.batching?.maxBodyBytes).toBe(Infinity)
+  })
+
+  describe("batching goes with a fetch that takes Request[], and only with it (a type error at deployment())", () => {
+    class Batched {
+      async fetch(requests: Request[]) {
+        return requests.map((request) => request.url)
+      }
+    }
+    class Single {
+      async fetch(request: Request) {
+        return request.url
+      }
+    }
+
+    it('accepts each with its own options, and a class without fetch with either', () => {
+      expect(deployment(Batched, { batching: { maxBatchSize: 4 } }).withOptions({ numReplicas: 2 }).options.batching?.maxBatchSize).toBe(4)
+      expect(deployment(Single, { numReplicas: 2 }).options.batching).toBeUndefined()
+      expect(deployment(Model, { batching: {} }).options.batching).toBeDefined()
+
+      // @ts-expect-error: fetch takes one Request, and batching would hand it a Request[]
+      deployment(Single, { batching: { maxBatchSize: 4 } })
+      // @ts-expect-error: the same, added later
+      deployment(Single).withOptions({ batching: {} })
+      // @ts-expect-error: fetch takes a Request[], which only batching hands it
+      deployment(Batched)
+      // @ts-expect-error: the same, with other options
+      deployment(Batched, { numReplicas: 2 })
+    })
+
+    it('the type error of batching for a fetch of one Request says what batching does and what to declare', () => {
+      const code = `import { deployment } from '../../src/index.js'
+class Single {
+  async fetch(request: Request) {
+    return request.url
+  }
+}
+export const single = deployment(Single, { batching: { maxBatchSize: 4 } })
+`
+      expect(typeErrorsOf(code, {})).toEqual([
+        `7: Type '{ maxBatchSize: number; }' is not assignable to type '"batching hands fetch a Request[] and expects one answer ` +
+          `per request: declare fetch(requests: Request[]), or leave batching out for fetch(request: Request)"'.`,
+      ])
+    })
   })
 
   const bad: [Record<string, unknown>, RegExp][] = [
