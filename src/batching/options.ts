@@ -9,7 +9,7 @@
 /** Ambient facts about a call, e.g. whether it came over HTTP or through a handle. */
 export interface CallContext {
   /** `'http'` for requests through `ingress()`, `'handle'` for handle calls. */
-  origin?: string
+  origin?: string | undefined
   /** The model a multiplexed deployment's request is for: calls for two models never share a batch. */
   multiplexedModelId?: string | undefined
   [key: string]: unknown
@@ -19,26 +19,26 @@ export type OnBatchError = 'fail-all' | 'isolate'
 
 export interface BatchOptions<T> {
   /** Most items (or `batchSizeFn` units) in one call of the handler. Default 10. */
-  maxBatchSize?: number
+  maxBatchSize?: number | undefined
   /**
    * Seconds to wait for a batch to fill once its first item is taken.
    * Default 0: opportunistic, run what is queued now.
    */
-  batchWaitTimeoutS?: number
+  batchWaitTimeoutS?: number | undefined
   /** Batches of this queue that may run at the same time. Default 1. */
-  maxConcurrentBatches?: number
+  maxConcurrentBatches?: number | undefined
   /** Items that may wait; beyond it calls fail at once with `BackPressureError`. Default Infinity. */
-  maxQueuedRequests?: number
+  maxQueuedRequests?: number | undefined
   /** Size of one item in custom units (tokens, pixels). Default: every item is 1. */
-  batchSizeFn?: (item: T) => number
+  batchSizeFn?: ((item: T) => number) | undefined
   /** Only items with equal keys share a batch (shape buckets, model ids, origin). */
-  batchKey?: (item: T, context: CallContext) => string
+  batchKey?: ((item: T, context: CallContext) => string) | undefined
   /** Seconds between batch formations; 0 (default) reacts to every arrival. */
-  strideS?: number
+  strideS?: number | undefined
   /** `false`: dispatch full batches only; each caller's deadline still bounds its wait. Default true. */
-  allowSmallBatch?: boolean
+  allowSmallBatch?: boolean | undefined
   /** `'isolate'`: when the handler throws, split the batch to find the failing items. Default `'fail-all'`. */
-  onBatchError?: OnBatchError
+  onBatchError?: OnBatchError | undefined
   /**
    * `true`: the queue picks the batch size (at most `maxBatchSize`) that
    * gives the most items per second, from the cost it measures per batch
@@ -46,7 +46,7 @@ export interface BatchOptions<T> {
    * size small enough that queueing plus running stays within the target
    * where the load allows. Default false: every batch may hold `maxBatchSize`.
    */
-  adaptive?: boolean | AdaptiveOptions
+  adaptive?: boolean | AdaptiveOptions | undefined
 }
 
 export interface AdaptiveOptions {

@@ -21,9 +21,9 @@ export interface CallOptions {
   /** Aborting it removes a queued call at once (`RequestCancelledError`). Any AbortSignal will do. */
   signal?: CancelSignal | undefined
   /** Epoch milliseconds; past it the call fails with `RequestTimeoutError`. */
-  deadline?: number
+  deadline?: number | undefined
   /** Facts for `batchKey`, e.g. `{ origin: 'http' }`. Defaults to the ambient request's. */
-  context?: CallContext
+  context?: CallContext | undefined
 }
 
 export interface BatchStats {

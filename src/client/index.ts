@@ -20,11 +20,11 @@ export interface ConnectOptions {
   /** The server's RPC token. */
   token: string
   /** Replaces the global fetch (tests, proxies). */
-  fetch?: typeof fetch
+  fetch?: typeof fetch | undefined
 }
 
 export interface Connection {
-  getDeploymentHandle<I extends object>(name: string, options?: { app?: string }): DeploymentHandle<I>
+  getDeploymentHandle<I extends object>(name: string, options?: { app?: string | undefined }): DeploymentHandle<I>
 }
 
 export function connect(url: string, options: ConnectOptions): Connection {

@@ -85,7 +85,7 @@ export interface Deployment<C extends DeploymentClass = DeploymentClass> {
   readonly args: readonly unknown[]
   /** Ray's `.bind()`: a copy of this deployment whose replicas get these constructor arguments. */
   bind(...args: BindArgs<C>): Deployment<C>
-  /** Ray's `.options()`: a copy with some options changed. */
+  /** Ray's `.options()`: a copy with some options changed; one given as undefined goes back to its default. */
   withOptions(options: OptionChanges<C>): Deployment<C>
 }
 

@@ -58,7 +58,7 @@ export class DeploymentResponse<R> implements PromiseLike<R>, AsyncIterable<Stre
   }
 
   /** The result; past `timeoutS` the call is cancelled and this rejects with `RequestTimeoutError`. */
-  result(options: { timeoutS?: number } = {}): Promise<R> {
+  result(options: { timeoutS?: number | undefined } = {}): Promise<R> {
     if (options.timeoutS === undefined) return this.promise
     const timeoutS = getValidSeconds('timeoutS', options.timeoutS)
     return new Promise<R>((resolve, reject) => {
@@ -111,7 +111,7 @@ type CallableKeys<I> = {
 /** What `handle.options()` sets for the calls made through the handle it returns (Ray's `handle.options()`). */
 export interface HandleCallOptions {
   /** The model a multiplexed deployment serves these calls with: see `multiplexed()`. */
-  multiplexedModelId?: string
+  multiplexedModelId?: string | undefined
 }
 
 export type DeploymentHandle<I> = {
@@ -202,7 +202,7 @@ export interface HandleOptions {
    * replica resets mid-call (a Durable Object evicted), retry once on a fresh
    * one instead of failing with 503.
    */
-  idempotent?: boolean
+  idempotent?: boolean | undefined
 }
 
 /** Handle calls through a deployment's router, held to the same limits as HTTP requests. */

@@ -55,7 +55,7 @@ export interface MultiplexedOptions {
    * Models one replica keeps loaded; past it the least recently used is
    * evicted, once no request for it is running. Default 3, as in Ray Serve.
    */
-  maxModelsPerReplica?: number
+  maxModelsPerReplica?: number | undefined
 }
 
 /** Told of each load and eviction: the replica's metrics count them. */

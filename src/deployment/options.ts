@@ -16,26 +16,33 @@ import { DEFAULT_BODY_LIMIT } from '../http/body.js'
  */
 export interface BatchingConfig {
   /** Most requests in one call of `fetch`. Default 10. */
-  maxBatchSize?: number
+  maxBatchSize?: number | undefined
   /** Seconds to wait for a batch to fill once it starts forming. Default 0. */
-  batchWaitTimeoutS?: number
+  batchWaitTimeoutS?: number | undefined
   /** Seconds between batch formations; 0 reacts to every arrival. Default 0. */
-  strideS?: number
+  strideS?: number | undefined
   /** `false`: full batches only. Default true. */
-  allowSmallBatch?: boolean
+  allowSmallBatch?: boolean | undefined
   /** `true` or `{ latencyTargetMs }`: the queue picks the batch size, `maxBatchSize` its upper bound. Default false. */
-  adaptive?: boolean | AdaptiveOptions
+  adaptive?: boolean | AdaptiveOptions | undefined
   /**
    * Most bytes of a request's body. Each request's body is read whole before
    * the request joins a batch, so that one client sending slowly holds no
    * other request; a larger body is refused with 413. Default 1 MiB
    * (`DEFAULT_BODY_LIMIT`); `Infinity` for no limit.
    */
-  maxBodyBytes?: number
+  maxBodyBytes?: number | undefined
 }
 
+/**
+ * Options after validation: each one set. Not `Required<T>`, which under
+ * `exactOptionalPropertyTypes` keeps the `| undefined` an option is declared
+ * with (undefined there means "the default").
+ */
+type Resolved<T> = { [K in keyof T]-?: Exclude<T[K], undefined> }
+
 /** A deployment's `batching` after validation, with defaults applied. */
-export type ResolvedBatchingConfig = Required<Omit<BatchingConfig, 'adaptive'>> & { adaptive: ResolvedAdaptive }
+export type ResolvedBatchingConfig = Resolved<Omit<BatchingConfig, 'adaptive'>> & { adaptive: ResolvedAdaptive }
 
 /**
  * Ray Serve's `autoscaling_config`: the replica count follows the load. The
@@ -47,40 +54,40 @@ export type ResolvedBatchingConfig = Required<Omit<BatchingConfig, 'adaptive'>> 
  */
 export interface AutoscalingConfig {
   /** Fewest replicas; 0 lets an idle deployment scale to zero. Default 1. */
-  minReplicas?: number
+  minReplicas?: number | undefined
   /** Most replicas. Default 4. */
-  maxReplicas?: number
+  maxReplicas?: number | undefined
   /** Replicas at start. Default: minReplicas. */
-  initialReplicas?: number
+  initialReplicas?: number | undefined
   /** Ongoing requests (queued and running) per replica to aim for. Default 2. */
-  targetOngoingRequests?: number
+  targetOngoingRequests?: number | undefined
   /** Seconds more replicas must be wanted before they start. Default 5. */
-  upscaleDelayS?: number
+  upscaleDelayS?: number | undefined
   /** Seconds fewer replicas must be wanted before one stops. Default 60. */
-  downscaleDelayS?: number
+  downscaleDelayS?: number | undefined
   /** Seconds of load the average covers. Default 10. */
-  lookBackPeriodS?: number
+  lookBackPeriodS?: number | undefined
 }
 
-export type ResolvedAutoscalingConfig = Required<AutoscalingConfig>
+export type ResolvedAutoscalingConfig = Resolved<AutoscalingConfig>
 
 export interface DeploymentOptions {
   /** Unique within an app; default: the class name. */
-  name?: string
+  name?: string | undefined
   /** Replicas to spread requests over. Default 1. Not together with `autoscaling`. */
-  numReplicas?: number
+  numReplicas?: number | undefined
   /** Requests one replica may hold at once; more wait in the router. Default 100. */
-  maxOngoingRequests?: number
+  maxOngoingRequests?: number | undefined
   /** Requests that may wait in one router for a replica; `Infinity` (default) is unbounded, as in `batch()`. */
-  maxQueuedRequests?: number
+  maxQueuedRequests?: number | undefined
   /** Seconds until a request fails with 504; undefined (default) means no limit. */
-  requestTimeoutS?: number
+  requestTimeoutS?: number | undefined
   /** Batch whole `fetch()` calls (Ray's `batching_config`). */
-  batching?: BatchingConfig
+  batching?: BatchingConfig | undefined
   /** Scale the replica count with the load (Ray's `autoscaling_config`), instead of a fixed `numReplicas`. */
-  autoscaling?: AutoscalingConfig
+  autoscaling?: AutoscalingConfig | undefined
   /** Workers: the Durable Object binding in wrangler.toml. Default: the deployment's name. */
-  binding?: string
+  binding?: string | undefined
 }
 
 /**
@@ -100,7 +107,7 @@ export type BatchingNeedsRequestList =
 
 /** The options of a deployment whose `fetch(request: Request)` takes one request: `batching` would hand it a list. */
 export interface UnbatchedFetchOptions extends Omit<DeploymentOptions, 'batching'> {
-  batching?: BatchingNeedsRequestList
+  batching?: BatchingNeedsRequestList | undefined
 }
 
 export interface ResolvedDeploymentOptions {

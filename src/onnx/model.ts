@@ -12,7 +12,7 @@ export type Provider = 'webgpu' | 'wasm'
 
 export interface LoadModelOptions {
   /** `'auto'` (default): WebGPU when an adapter exists, else WASM; or an explicit list, tried in order. */
-  executionProviders?: 'auto' | Provider[]
+  executionProviders?: 'auto' | Provider[] | undefined
   /**
    * WebAssembly threads for inference. Default: what suits the runtime, on
    * Node the machine's cores (`os.availableParallelism()`), on Workers 1 (no
@@ -23,7 +23,7 @@ export interface LoadModelOptions {
    * count runs with the first one's, and says so. `model.numThreads` is the
    * count a model really runs with.
    */
-  numThreads?: number
+  numThreads?: number | undefined
   /**
    * Copies of the model that share each run, each on a worker thread of its
    * own with `numThreads` threads (default: its share of the cores). A run's
@@ -45,7 +45,7 @@ export interface LoadModelOptions {
    * core for a moment; instances meet once a run. The run also leaves the
    * caller's thread free for HTTP.
    */
-  instances?: number | 'auto'
+  instances?: number | 'auto' | undefined
 }
 
 export interface TensorInfo {

@@ -75,7 +75,12 @@ export interface Padded {
 export function pad(
   TensorClass: TensorClass,
   items: readonly ArrayLike<number>[],
-  options: { to?: 'longest' | readonly number[]; value?: number; side?: 'right' | 'left'; type?: 'float32' | 'int64' } = {},
+  options: {
+    to?: 'longest' | readonly number[] | undefined
+    value?: number | undefined
+    side?: 'right' | 'left' | undefined
+    type?: 'float32' | 'int64' | undefined
+  } = {},
 ): Padded {
   const to = options.to ?? 'longest'
   const largest = to === 'longest' ? Infinity : Math.max(...to)

@@ -12,7 +12,7 @@ import { DEFAULT_APP, findDeployment } from './registry.js'
  * const text = await handle.generate.remote('Once upon a time')
  * ```
  */
-export function getDeploymentHandle<I extends object>(name: string, options: { app?: string } = {}): DeploymentHandle<I> {
+export function getDeploymentHandle<I extends object>(name: string, options: { app?: string | undefined } = {}): DeploymentHandle<I> {
   const { deployment, env } = findDeployment(name, options.app ?? DEFAULT_APP)
   return makeHandle<I>(callThrough(() => replicaSetOf(env, deployment)))
 }

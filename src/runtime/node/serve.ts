@@ -25,25 +25,25 @@ export interface ServableApp {
 
 export interface ServeOptions {
   /** Default 8000. 0 picks a free port (see `server.port`). */
-  port?: number
+  port?: number | undefined
   /** Default 127.0.0.1: only this machine can connect unless you say otherwise. */
-  hostname?: string
+  hostname?: string | undefined
   /** The app's name for `getDeploymentHandle(name, { app })`. Default "default". */
-  name?: string
+  name?: string | undefined
   /**
    * Deployments reached only through handles made with `getHandle()`. Routed
    * ones are found in the app, and so are those bound to them with `.bind()`
    * (model composition); a listed one replaces a found one of the same name.
    */
-  deployments?: Deployment[]
+  deployments?: Deployment[] | undefined
   /** Bindings the app and the replicas see in `env`, like wrangler's `[vars]`. */
-  env?: Record<string, unknown>
+  env?: Record<string, unknown> | undefined
   /** Enables the remote-handle route (`edgeserve/client`). Default: `EDGESERVE_RPC_TOKEN`, else off. */
-  rpcToken?: string
+  rpcToken?: string | undefined
   /** Drain and exit 0 on SIGINT/SIGTERM. Default true. */
-  handleSignals?: boolean
+  handleSignals?: boolean | undefined
   /** Longest wait for in-flight requests when draining. Default 30. */
-  shutdownTimeoutS?: number
+  shutdownTimeoutS?: number | undefined
   /**
    * Run each replica on its own worker thread, so `numReplicas` CPU-bound
    * replicas use that many cores: `threads: { module: import.meta.url }`,
@@ -52,9 +52,9 @@ export interface ServeOptions {
    * `deployments: ['Name']` to move only some. See `ThreadsOption`.
    * Thread replicas see the structured-cloneable part of `env` only.
    */
-  threads?: ThreadsOption
+  threads?: ThreadsOption | undefined
   /** 'debug' logs one JSON line per batch. Default: EDGESERVE_LOG_LEVEL, else 'info'. */
-  logLevel?: LogLevel
+  logLevel?: LogLevel | undefined
   /** The page for `/-/dashboard`: `false` serves none (404). Default: the built-in one from `edgeserve/dashboard`. */
   dashboard?: Dashboard | false | undefined
 }

@@ -25,7 +25,7 @@ export function inReplicaThread(): boolean {
 /** serve() in a replica thread: give the app to the worker, never settle. */
 export function captureServe(
   app: CapturedServe['app'],
-  options: { deployments?: readonly Deployment[]; env?: Record<string, unknown> },
+  options: { deployments?: readonly Deployment[] | undefined; env?: Record<string, unknown> | undefined },
 ): Promise<never> {
   const call = { app, deployments: options.deployments ?? [], env: { ...options.env } }
   if (listener) listener(call)

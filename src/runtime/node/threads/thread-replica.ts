@@ -34,7 +34,7 @@ export interface ThreadsOption {
   /** URL (or path) of the module that exports the app, or that calls serve() with it: usually `import.meta.url`. */
   module: string | URL
   /** Names of the deployments to run on threads; default every deployment served. The rest stay in-process. */
-  deployments?: readonly string[]
+  deployments?: readonly string[] | undefined
 }
 
 /** The part of `serve({ env })` a worker can receive: structured-cloneable values. Functions and bindings stay behind. */
