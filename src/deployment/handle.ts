@@ -5,7 +5,7 @@ import { currentContext } from '../batching/context.js'
 import { checkModelId } from './model-id.js'
 import { checkDeployment, type Deployment, type InstanceOf } from './deployment.js'
 import type { HandleMarker } from './handle-marker.js'
-import { replicaSetOf, type ReplicaSet } from './replica-set.js'
+import { findReplicaSet, type ReplicaSet } from './replica-set.js'
 import { RequestScope } from './request-scope.js'
 import { afterOverload } from './overload.js'
 import { unwrap, type Outcome } from './outcome.js'
@@ -193,7 +193,25 @@ export function getHandle<D extends Deployment>(
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') {
     throw new TypeError(`getHandle()'s idempotent option must be true or false, received ${formatReceived(options.idempotent)}`)
   }
-  return makeHandle<InstanceOf<D>>(callThrough(() => replicaSetOf(env, deployment), options))
+  return makeHandle<InstanceOf<D>>(callThrough(() => findReplicaSet(env, deployment) ?? throwNoReplicas(deployment, env), options))
+}
+
+/**
+ * getHandle() was given an env without the deployment's replicas. Its caller
+ * is code, not an HTTP client, so the error itself says what to pass, on each
+ * runtime. Not an HTTPError: a route that lets it through answers a plain
+ * 500, and the server log has this message.
+ */
+function throwNoReplicas(deployment: Deployment, env: unknown): never {
+  const { name, binding } = deployment.options
+  const given = env && typeof env === 'object' ? `env.${binding} is missing` : `env is ${formatReceived(env)}`
+  throw new Error(
+    `getHandle(): no replicas of deployment ${name} in the env it was given (${given}). Pass the env the app is served with. ` +
+      `On Node: c.env in a route of the app that serve() or edgeserve run serves, with ${name} routed by ingress() or listed in ` +
+      `serve(app, { deployments: [...] }); outside a route, getDeploymentHandle('${name}') from edgeserve/node finds it by name. ` +
+      `On Workers: the Worker's env (c.env in a route), with the Durable Object bound as "${binding}" in wrangler.toml and its class ` +
+      `exported from the Worker: export const ${binding}Object = durableObject(<the deployment>)`,
+  )
 }
 
 export interface HandleOptions {

@@ -54,6 +54,11 @@ export function registerBindingAdapter(adapter: BindingAdapter): void {
 
 /** The replicas of `deployment` in `env`, found by its binding name. */
 export function replicaSetOf(env: unknown, deployment: Deployment): ReplicaSet {
+  return findReplicaSet(env, deployment) ?? throwMissingBinding(deployment)
+}
+
+/** The replicas of `deployment` in `env`, or undefined when `env` holds none. */
+export function findReplicaSet(env: unknown, deployment: Deployment): ReplicaSet | undefined {
   const binding = env && typeof env === 'object' ? (env as Record<string, unknown>)[deployment.options.binding] : undefined
   if (binding instanceof ReplicaSet) return binding
   if (binding !== undefined) {
@@ -62,6 +67,10 @@ export function replicaSetOf(env: unknown, deployment: Deployment): ReplicaSet {
       if (set) return set
     }
   }
+  return undefined
+}
+
+function throwMissingBinding(deployment: Deployment): never {
   throw missingBinding(deployment)
 }
 

@@ -208,6 +208,34 @@ describe('finding replicas', () => {
   })
 })
 
+describe('getHandle() with an env that holds no replicas', () => {
+  it("rejects its calls with what to pass on Node and on Workers, and logs nothing of its own", async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      class Adder {
+        async add(x: number) {
+          return x + 1
+        }
+      }
+      const adder = deployment(Adder)
+      const rejection = getHandle(adder, {}).add.remote(1)
+      await expect(rejection).rejects.toThrow(
+        new Error(
+          'getHandle(): no replicas of deployment Adder in the env it was given (env.Adder is missing). Pass the env the app is served with. ' +
+            'On Node: c.env in a route of the app that serve() or edgeserve run serves, with Adder routed by ingress() or listed in ' +
+            "serve(app, { deployments: [...] }); outside a route, getDeploymentHandle('Adder') from edgeserve/node finds it by name. " +
+            'On Workers: the Worker\'s env (c.env in a route), with the Durable Object bound as "Adder" in wrangler.toml and its class ' +
+            'exported from the Worker: export const AdderObject = durableObject(<the deployment>)',
+        ),
+      )
+      await expect(getHandle(adder, undefined).add.remote(1)).rejects.toThrow(/^getHandle\(\): no replicas of deployment Adder in the env it was given \(env is undefined\)\./)
+      expect(logged).not.toHaveBeenCalled()
+    } finally {
+      logged.mockRestore()
+    }
+  })
+})
+
 describe('Router', () => {
   const options = (numReplicas: number, maxOngoingRequests: number, maxQueuedRequests = Infinity) =>
     deployment(Model, { numReplicas, maxOngoingRequests, maxQueuedRequests }).options
