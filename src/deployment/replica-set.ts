@@ -54,7 +54,9 @@ export function registerBindingAdapter(adapter: BindingAdapter): void {
 
 /** The replicas of `deployment` in `env`, found by its binding name. */
 export function replicaSetOf(env: unknown, deployment: Deployment): ReplicaSet {
-  return findReplicaSet(env, deployment) ?? throwMissingBinding(deployment)
+  const set = findReplicaSet(env, deployment)
+  if (set === undefined) throw missingBinding(deployment)
+  return set
 }
 
 /** The replicas of `deployment` in `env`, or undefined when `env` holds none. */
@@ -68,10 +70,6 @@ export function findReplicaSet(env: unknown, deployment: Deployment): ReplicaSet
     }
   }
   return undefined
-}
-
-function throwMissingBinding(deployment: Deployment): never {
-  throw missingBinding(deployment)
 }
 
 /** A replica's name: the Durable Object name on Workers, the thread name on Node. */
