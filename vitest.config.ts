@@ -5,7 +5,14 @@ export default defineConfig({
   // The tests run edgeserve from src/ (see test/setup/source-conditions.ts).
   ...sourceResolve,
   test: {
-    include: ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts', 'test/node/**/*.test.ts', 'test/workers/**/*.test.ts', 'test/browser/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+    include: [
+      'test/unit/**/*.test.ts',
+      'test/conformance/**/*.test.ts',
+      'test/node/**/*.test.ts',
+      'test/workers/**/*.test.ts',
+      'test/browser/**/*.test.ts',
+      'test/e2e/**/*.test.ts',
+    ],
     // serve(), the demo Worker and the OCR example import the generated pages.
     globalSetup: ['test/setup/build-pages.ts'],
     poolOptions: sourcePoolOptions,

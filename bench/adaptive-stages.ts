@@ -59,7 +59,9 @@ async function recordInputs(): Promise<{ pages: DetectionInput[]; lines: RgbImag
   )
   for (const { file } of manifest.pages) {
     const body = new Uint8Array(readFileSync(new URL(file, dir)))
-    await pipeline.fetch(new Request('http://in-process/ocr', { method: 'POST', body, headers: { 'content-type': file.endsWith('.jpg') ? 'image/jpeg' : 'image/png' } }))
+    await pipeline.fetch(
+      new Request('http://in-process/ocr', { method: 'POST', body, headers: { 'content-type': file.endsWith('.jpg') ? 'image/jpeg' : 'image/png' } }),
+    )
   }
   return { pages, lines }
 }
@@ -105,7 +107,16 @@ async function measure(model: string, settings: Setting[], inputs: readonly unkn
   return settings.map((setting, i) => {
     const perRound = runs[i]!.map((r) => r.itemsPerS)
     const mid = runs[i]!.find((r) => r.itemsPerS === median(perRound)) ?? runs[i]![0]!
-    return { runtime: 'node', model, setting: setting.setting, requestsPerS: median(perRound), p99Ms: mid.p99Ms, roundsRequestsPerS: perRound, concurrency: CALLERS, inProcess: true }
+    return {
+      runtime: 'node',
+      model,
+      setting: setting.setting,
+      requestsPerS: median(perRound),
+      p99Ms: mid.p99Ms,
+      roundsRequestsPerS: perRound,
+      concurrency: CALLERS,
+      inProcess: true,
+    }
   })
 }
 

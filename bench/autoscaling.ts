@@ -45,7 +45,12 @@ interface Run {
 }
 
 async function measure(mode: string, args: string[]): Promise<Run> {
-  const child = await startChild([process.execPath, TSX, 'bench/autoscaling-server.ts', ...args], /READY (http:\/\/\S+)/, { NODE_OPTIONS: '--conditions=edgeserve-source' }, 60_000)
+  const child = await startChild(
+    [process.execPath, TSX, 'bench/autoscaling-server.ts', ...args],
+    /READY (http:\/\/\S+)/,
+    { NODE_OPTIONS: '--conditions=edgeserve-source' },
+    60_000,
+  )
   const base = child.match[1]!
   try {
     const t0 = performance.now()

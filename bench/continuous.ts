@@ -72,7 +72,13 @@ async function runOnce(generate: (s: Sequence) => AsyncIterableIterator<string>)
     }),
   )
   const elapsedMs = performance.now() - started
-  return { tokensPerS: (tokens / elapsedMs) * 1000, ttftP50Ms: median(firstToken), ttftP95Ms: percentile(firstToken, 95), meanLatencyMs: finished.reduce((a, b) => a + b, 0) / finished.length, elapsedMs }
+  return {
+    tokensPerS: (tokens / elapsedMs) * 1000,
+    ttftP50Ms: median(firstToken),
+    ttftP95Ms: percentile(firstToken, 95),
+    meanLatencyMs: finished.reduce((a, b) => a + b, 0) / finished.length,
+    elapsedMs,
+  }
 }
 
 const model = await loadModel(await modelBytes(), { numThreads: 1 })

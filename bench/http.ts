@@ -57,8 +57,7 @@ async function batchTotals(base: string, deployment: string | undefined): Promis
   const response = await fetch(`${base}/-/metrics.json`)
   if (!response.ok) return null
   const { metrics } = (await response.json()) as { metrics: Family[] }
-  const samples = (name: string) =>
-    (metrics.find((m) => m.name === name)?.samples ?? []).filter((sample) => sample.labels.deployment === deployment)
+  const samples = (name: string) => (metrics.find((m) => m.name === name)?.samples ?? []).filter((sample) => sample.labels.deployment === deployment)
   const totals = { items: 0, batches: 0, executionS: 0 }
   for (const sample of samples('edgeserve_batch_size')) {
     totals.items += sample.sum ?? 0

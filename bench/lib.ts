@@ -36,7 +36,11 @@ export function argValue(name: string): string | undefined {
 
 /** Run a tsx script to completion; its last stdout line is JSON. `nodeFlags` go to node itself (V8 flags, for instance). */
 export async function runJsonChild<R>(script: string, args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<R> {
-  const child = spawn(process.execPath, [...nodeFlags, TSX, script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...nodeFlags, TSX, script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
@@ -47,4 +51,3 @@ export async function runJsonChild<R>(script: string, args: string[], env: Recor
 
 /** Start a long-running child in its own process group; resolves once `ready` matches its output. */
 export { startInGroup as startChild } from '../test/support/process-group.js'
-

@@ -150,7 +150,8 @@ export function limitBeside(layout: Layout, options: { quick: boolean }): { meas
     },
     /** Resolves once the process has exited, so that what is measured next has the cores. */
     stop() {
-      const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))
+      const exited =
+        child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))
       child.stdin!.end()
       return exited
     },
@@ -186,7 +187,8 @@ const WINDOW_MS = quick ? 300 : 2000
 
 /** The model in one layout, warmed up, and the steps the windows time. */
 async function warmModel(threadsArg: string, instancesArg: string | undefined) {
-  const options = instancesArg !== undefined ? { instances: Number(instancesArg), numThreads: 1 } : threadsArg === 'default' ? {} : { numThreads: Number(threadsArg) }
+  const options =
+    instancesArg !== undefined ? { instances: Number(instancesArg), numThreads: 1 } : threadsArg === 'default' ? {} : { numThreads: Number(threadsArg) }
   const model: Model = await loadModel(MODEL, options)
   const input = model.inputNames[0]!
   const image = new Uint8Array(readFileSync(join(ROOT, BENCH_IMAGE)))
@@ -194,11 +196,11 @@ async function warmModel(threadsArg: string, instancesArg: string | undefined) {
 
   // Long enough for V8 to tier the WebAssembly up (Liftoff -> TurboFan).
   const warm = { [input]: tensor(new Float32Array(8 * CLS_INPUT_SIZE).fill(0.5), 8) }
-  for (const t0 = performance.now(); performance.now() - t0 < (quick ? 1500 : 4000); ) await model.run(warm)
+  for (const t0 = performance.now(); performance.now() - t0 < (quick ? 1500 : 4000);) await model.run(warm)
 
   /** Decode and preprocess `n` copies of the image into one batch input, as `n` served requests and their batch do. */
   const prepare = (n: number): Float32Array => prepareBatch(image, n)
-  for (const t0 = performance.now(); performance.now() - t0 < 300; ) prepare(1) // warm the JavaScript up too
+  for (const t0 = performance.now(); performance.now() - t0 < 300;) prepare(1) // warm the JavaScript up too
   /** The whole in-process path for a batch of `n`: decode, preprocess, run. */
   const pipelineStep = (n: number) => () => model.run({ [input]: tensor(prepare(n), n) })
   return { model, input, tensor, image, prepare, pipelineStep }

@@ -47,14 +47,18 @@ export async function openLoop(spec: OpenLoopSpec): Promise<OpenLoopRow> {
   const pending: Promise<void>[] = []
   const send = (scheduled: number) =>
     new Promise<void>((resolve) => {
-      const req = request(url, { method: 'POST', agent, headers: { 'content-type': spec.contentType, 'content-length': Buffer.byteLength(spec.body) } }, (res) => {
-        res.resume()
-        res.on('end', () => {
-          if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) latencies.push(performance.now() - scheduled)
-          else failed++
-          resolve()
-        })
-      })
+      const req = request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': spec.contentType, 'content-length': Buffer.byteLength(spec.body) } },
+        (res) => {
+          res.resume()
+          res.on('end', () => {
+            if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) latencies.push(performance.now() - scheduled)
+            else failed++
+            resolve()
+          })
+        },
+      )
       req.on('error', () => {
         failed++
         resolve()

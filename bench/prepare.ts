@@ -53,9 +53,14 @@ export async function prepareOverHttp(runtime: string, base: string, rounds: num
   const perImage: number[] = []
   for (let r = 0; r < rounds; r++) {
     const empty = await timed(0)
-    perImage.push((await timed(PER_REQUEST) - empty) / PER_REQUEST)
+    perImage.push(((await timed(PER_REQUEST)) - empty) / PER_REQUEST)
   }
-  return { runtime, msPerImage: median(perImage), rounds: perImage, how: `the server's /prepare route, ${PER_REQUEST} images a request less an empty request, timed by the client` }
+  return {
+    runtime,
+    msPerImage: median(perImage),
+    rounds: perImage,
+    how: `the server's /prepare route, ${PER_REQUEST} images a request less an empty request, timed by the client`,
+  }
 }
 
 /** ms per image in headless Chromium, timed by the page in 200 ms windows. */
@@ -67,7 +72,13 @@ export async function prepareInChromium(rounds: number): Promise<PrepareRow> {
   try {
     await bundlePage(join(ROOT, 'bench/prepare-page/main.ts'), bundle)
     await writeFile(html, '<!doctype html><script type="module" src="./main.js"></script>')
-    const files = await serveFiles(new Map([['/app/', html], ['/app/main.js', bundle], ['/app/image.png', join(ROOT, BENCH_IMAGE)]]))
+    const files = await serveFiles(
+      new Map([
+        ['/app/', html],
+        ['/app/main.js', bundle],
+        ['/app/image.png', join(ROOT, BENCH_IMAGE)],
+      ]),
+    )
     const browser = await launchChromium(dir, [])
     try {
       const page = await browser.newPage()
@@ -103,7 +114,19 @@ async function prepareEverywhere(rounds: number, report: (row: PrepareRow) => vo
   report(
     await prepareOnServer(
       'workerd',
-      [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
+      [
+        process.execPath,
+        'node_modules/wrangler/bin/wrangler.js',
+        'dev',
+        '-c',
+        'bench/wrangler.toml',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--inspector-port',
+        '0',
+      ],
       /Ready on (http:\/\/[\d.]+:\d+)/,
       rounds,
     ),

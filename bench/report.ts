@@ -46,7 +46,9 @@ function chart(results: any): string {
   for (const tick of [1, 10, 100, 1000, 10000, 100000]) {
     if (tick > max * 1.01) break
     const y = bottom - scale(tick)
-    parts.push(`<line x1="${left}" x2="${W - 20}" y1="${y}" y2="${y}" stroke="#e2e8f0"/><text x="${left - 6}" y="${y + 4}" text-anchor="end" fill="#4a5568">${tick}</text>`)
+    parts.push(
+      `<line x1="${left}" x2="${W - 20}" y1="${y}" y2="${y}" stroke="#e2e8f0"/><text x="${left - 6}" y="${y + 4}" text-anchor="end" fill="#4a5568">${tick}</text>`,
+    )
   }
   endpoints.forEach((e, i) => {
     const x0 = left + i * groupW + barW / 2
@@ -54,7 +56,9 @@ function chart(results: any): string {
       const v = at(s.rows, e)
       const h = scale(v)
       const x = x0 + j * barW
-      parts.push(`<rect x="${x}" y="${bottom - h}" width="${barW - 2}" height="${h}" fill="${s.color}"><title>${esc(s.name)} ${esc(e)}: ${v.toFixed(0)} req/s</title></rect>`)
+      parts.push(
+        `<rect x="${x}" y="${bottom - h}" width="${barW - 2}" height="${h}" fill="${s.color}"><title>${esc(s.name)} ${esc(e)}: ${v.toFixed(0)} req/s</title></rect>`,
+      )
       if (v > 0) parts.push(`<text x="${x + (barW - 2) / 2}" y="${bottom - h - 3}" text-anchor="middle" fill="#1a202c" font-size="9">${v.toFixed(0)}</text>`)
     })
     parts.push(`<text x="${x0 + barW}" y="${bottom + 14}" text-anchor="middle" fill="#1a202c" font-size="9">${esc(e.replace('-deployment', ''))}</text>`)
@@ -68,7 +72,9 @@ function chart(results: any): string {
     )
   }
   series.forEach((s, j) => {
-    parts.push(`<rect x="${left + j * 200}" y="${H - 30}" width="12" height="12" fill="${s.color}"/><text x="${left + j * 200 + 18}" y="${H - 20}">${esc(s.name)}</text>`)
+    parts.push(
+      `<rect x="${left + j * 200}" y="${H - 30}" width="12" height="12" fill="${s.color}"/><text x="${left + j * 200 + 18}" y="${H - 20}">${esc(s.name)}</text>`,
+    )
   })
   parts.push('</svg>')
   return parts.join('\n') + '\n'
@@ -92,7 +98,10 @@ function ocrPipelineTable(run: any): string {
   ]
   if (run.limit) {
     const tried = run.limit.byConcurrency.map((r: any) => `${f(r.pagesPerS, 2)} at ${r.concurrency}`).join(', ')
-    lines.push(`In-process limit (the pipeline's code with each stage called directly, no HTTP or handles): **${f(run.limit.pagesPerS, 2)} pages/s** (pages/s by pages at once: ${tried}).`, '')
+    lines.push(
+      `In-process limit (the pipeline's code with each stage called directly, no HTTP or handles): **${f(run.limit.pagesPerS, 2)} pages/s** (pages/s by pages at once: ${tried}).`,
+      '',
+    )
   }
   lines.push(
     '| recognizer | c | pages/s | p50 ms | p99 ms | over in-process limit | detect | classify | recognize |',
@@ -114,7 +123,8 @@ function ocrPipelineTable(run: any): string {
 
 /** The step load against the autoscaled adder and a fixed maximum, with the count over time. */
 function autoscalingTable(run: any): string {
-  if (!run) return '_Measured by the full run (`npm run bench`) only: it takes about a minute. Alone: `npx tsx --conditions=edgeserve-source bench/autoscaling.ts`._'
+  if (!run)
+    return '_Measured by the full run (`npm run bench`) only: it takes about a minute. Alone: `npx tsx --conditions=edgeserve-source bench/autoscaling.ts`._'
   const lines = [
     `${run.date ? `Measured ${run.date}${carried(run)}. ` : ''}` +
       `${run.connections} connections for ${run.loadS} s after 2 s idle, then ${run.idleS} s idle; the ramp is the load's first ${run.rampS} s, steady its last ${run.rampS} s.`,
@@ -145,7 +155,11 @@ function requestPathTable(us: Record<string, number>): string {
     ['router (take a replica, give it back)', us.router!, 'measured alone'],
     ['replica (`Replica.fetch`: the instance call, its answer made a Response (`answerOf`, `responseOf`), metrics)', us.replica!, 'measured alone'],
     ['ingress (find the replica set, the `RequestScope`)', us.deployment! - us.hono! - us.router! - us.replica!, 'no-op deployment minus the three rows above'],
-    ['batch queue and request context (queue, disconnect signal, context, promise plumbing)', us.batchedDeployment! - us.deployment!, 'batched no-op minus no-op deployment'],
+    [
+      'batch queue and request context (queue, disconnect signal, context, promise plumbing)',
+      us.batchedDeployment! - us.deployment!,
+      'batched no-op minus no-op deployment',
+    ],
     ['of which the queue alone (one call of a no-op batched function)', us.batchQueue!, 'measured alone'],
   ]
   const lines = ['| stage | µs per request | how |', '| --- | ---: | --- |']
@@ -195,10 +209,10 @@ function ocrServedText(b: any): string {
     return (
       `**Where served OCR stands against its limit.** At c=64 the batched OCR row served ${f(b.requestsPerS)} req/s. ` +
       `Its batches overlapped: the example runs one per model instance, and ${f(b.modelBusy, 2)} were in flight on average ` +
-      '(the batched method\'s own time over the row\'s, from `/-/metrics.json`), so a batch waited at an instance while the ' +
+      "(the batched method's own time over the row's, from `/-/metrics.json`), so a batch waited at an instance while the " +
       'other ran, and no instance waited for the server to answer one batch and gather the next. The model therefore ran ' +
       `at least at the row's own rate: ${f(b.modelSpeedVsRunLimit, 2)} of the best run measured in process in the same layout, ${limit}. ` +
-      'That figure moves with the machine\'s slow stretches in either process, the server\'s or the limit\'s (under What bounds each figure).' +
+      "That figure moves with the machine's slow stretches in either process, the server's or the limit's (under What bounds each figure)." +
       modelSpeedReading(b.modelSpeedVsRunLimit)
     )
   }
@@ -207,8 +221,8 @@ function ocrServedText(b: any): string {
     `Its batches ran at ${f(b.batchItemsPerS)} items/s (items over the batched method's own time, from \`/-/metrics.json\`): ` +
     `${f(b.modelSpeedVsRunLimit, 2)} of the best run measured in process in the same layout, ${limit}. ` +
     `A batch was running ${f(b.modelBusy * 100)}% of the row's time; the rest went to the server's thread between ` +
-    'batches: answering the last batch, stacking and cutting the next. The first figure is the model\'s own speed, and it moves ' +
-    'with the machine\'s slow stretches in either process, the server\'s or the limit\'s (under What bounds each figure); ' +
+    "batches: answering the last batch, stacking and cutting the next. The first figure is the model's own speed, and it moves " +
+    "with the machine's slow stretches in either process, the server's or the limit's (under What bounds each figure); " +
     'the second is what serving costs the model.' +
     modelSpeedReading(b.modelSpeedVsRunLimit)
   )
@@ -228,8 +242,10 @@ function besideText(limit: any): string {
 
 /** What this run's model-speed figure says about its ratio, where it is far from 1. */
 function modelSpeedReading(speed: number): string {
-  if (speed > 1.05) return ' In this run the model ran faster in the server than in the limit\'s process, so the limit was taken in a slow stretch and the ratio reads high.'
-  if (speed < 0.8) return ' In this run the model ran markedly slower in the server than in the limit\'s process, and that, not the framework, is most of the distance.'
+  if (speed > 1.05)
+    return " In this run the model ran faster in the server than in the limit's process, so the limit was taken in a slow stretch and the ratio reads high."
+  if (speed < 0.8)
+    return " In this run the model ran markedly slower in the server than in the limit's process, and that, not the framework, is most of the distance."
   return ''
 }
 
@@ -239,20 +255,21 @@ function modelSpeedReading(speed: number): string {
  * runs on a replica's.
  */
 function probeTable(results: any): string {
-  const lines = [
-    '| OCR served | model layout per replica | OCR req/s | bare route p50 ms | p99 ms | probes |',
-    '| --- | --- | ---: | ---: | ---: | ---: |',
-  ]
+  const lines = ['| OCR served | model layout per replica | OCR req/s | bare route p50 ms | p99 ms | probes |', '| --- | --- | ---: | ---: | ---: | ---: |']
   const probed = (r: any) => r && r.probeP50Ms !== null && r.probeP50Ms !== undefined
   for (const endpoint of ['ocr-batched', 'ocr-unbatched']) {
     const r = results.node.find((row: any) => row.endpoint === endpoint && row.connections === 64)
     if (!probed(r)) continue
     const what = endpoint === 'ocr-batched' ? 'in process, batched' : 'in process, unbatched'
-    lines.push(`| ${what} | ${layoutName({ threads: 1, instances: Math.max(1, results.machine.nproc) })} (as shipped) | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
+    lines.push(
+      `| ${what} | ${layoutName({ threads: 1, instances: Math.max(1, results.machine.nproc) })} (as shipped) | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`,
+    )
   }
   for (const r of results.nodeThreads ?? []) {
     if (!probed(r)) continue
-    lines.push(`| on ${r.replicas} thread replica${r.replicas === 1 ? '' : 's'}, batched | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`)
+    lines.push(
+      `| on ${r.replicas} thread replica${r.replicas === 1 ? '' : 's'}, batched | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`,
+    )
   }
   return lines.length > 2 ? lines.join('\n') : 'Not measured in this run.'
 }
@@ -265,7 +282,10 @@ function batchSizeTable(rows: any[] | undefined): string {
   if (!rows || rows.length === 0) return '_not measured in this run_'
   const settings = [...new Set(rows.map((r) => r.setting as string))]
   const groups = [...new Set(rows.map((r) => `${r.runtime} ${r.model}`))]
-  const lines = [`| model | ${settings.map((s) => (s === 'adaptive' ? 'adaptive' : `fixed ${s}`)).join(' | ')} | adaptive / best fixed |`, `|---|${settings.map(() => '---:').join('|')}|---:|`]
+  const lines = [
+    `| model | ${settings.map((s) => (s === 'adaptive' ? 'adaptive' : `fixed ${s}`)).join(' | ')} | adaptive / best fixed |`,
+    `|---|${settings.map(() => '---:').join('|')}|---:|`,
+  ]
   for (const group of groups) {
     const of = (setting: string) => rows.find((r) => `${r.runtime} ${r.model}` === group && r.setting === setting)
     const best = Math.max(...settings.filter((s) => s !== 'adaptive').map((s) => of(s)?.requestsPerS ?? 0))
@@ -281,7 +301,9 @@ function batchSizeTable(rows: any[] | undefined): string {
 
 /** How a load row's runs were counted, between the warm-up and the rounds; results stored before the lead-in counted each run from its start. */
 function leadIn(leadInS: number | undefined): string {
-  return leadInS === undefined ? ',' : `; each run of a load row counts its answers after a lead-in of ${leadInS} s, in which its new connections fill the server's queue;`
+  return leadInS === undefined
+    ? ','
+    : `; each run of a load row counts its answers after a lead-in of ${leadInS} s, in which its new connections fill the server's queue;`
 }
 
 /** docs/benchmarks.md: bench/template.md with each {{KEY}} filled from the results. */
@@ -304,15 +326,23 @@ export function renderReport(results: any, template: string): { markdown: string
   const prepare: any[] = results.prepare ?? []
   const prepareLines = ['| runtime | ms per image | rounds (ms per image) | measured |', '| --- | ---: | --- | --- |']
   for (const p of prepare) prepareLines.push(`| ${p.runtime} | ${f(p.msPerImage, 3)} | ${p.rounds.map((x: number) => f(x, 3)).join(', ')} | ${p.how} |`)
-  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {})) prepareLines.push(`| ${runtime} | – | – | failed: \`${String(error).split('\n')[0]}\` |`)
+  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {}))
+    prepareLines.push(`| ${runtime} | – | – | failed: \`${String(error).split('\n')[0]}\` |`)
   const bestAgain = configs
     .filter((c: any) => c.pipelineBest)
-    .map((c: any) => `${layoutName({ threads: c.effectiveNumThreads, instances: c.instances })} at batch ${c.pipelineBest.batch}: ${f(c.pipelineBest.itemsPerS)}`)
+    .map(
+      (c: any) => `${layoutName({ threads: c.effectiveNumThreads, instances: c.instances })} at batch ${c.pipelineBest.batch}: ${f(c.pipelineBest.itemsPerS)}`,
+    )
     .join('; ')
 
-  const generationLines = ['| batching | tokens/s | time to first token p50 | p95 | mean latency | 16 prompts done in |', '| --- | ---: | ---: | ---: | ---: | ---: |']
+  const generationLines = [
+    '| batching | tokens/s | time to first token p50 | p95 | mean latency | 16 prompts done in |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  ]
   for (const g of results.generation ?? []) {
-    generationLines.push(`| ${g.mode} | ${f(g.tokensPerS)} | ${f(g.ttftP50Ms, 1)} ms | ${f(g.ttftP95Ms, 1)} ms | ${f(g.meanLatencyMs, 1)} ms | ${f(g.totalMs, 1)} ms |`)
+    generationLines.push(
+      `| ${g.mode} | ${f(g.tokensPerS)} | ${f(g.ttftP50Ms, 1)} ms | ${f(g.ttftP95Ms, 1)} ms | ${f(g.meanLatencyMs, 1)} ms | ${f(g.totalMs, 1)} ms |`,
+    )
   }
 
   const threadLines = [
@@ -421,7 +451,9 @@ function hopTable(hops: any[]): string {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   )
   for (const h of json) {
-    lines.push(`| ${h.way} | ${us(h.jsonUs)} | ${us(h.rawHopJsonUs)} | ${us(h.mlpUs)} | ${us(h.workerdJsonHopUs)} | ${us(h.mlpOverRawUs)} | ${us(h.mlpInWorkerUs)} |`)
+    lines.push(
+      `| ${h.way} | ${us(h.jsonUs)} | ${us(h.rawHopJsonUs)} | ${us(h.mlpUs)} | ${us(h.workerdJsonHopUs)} | ${us(h.mlpOverRawUs)} | ${us(h.mlpInWorkerUs)} |`,
+    )
   }
   return lines.join('\n')
 }

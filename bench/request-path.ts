@@ -73,7 +73,11 @@ const pieces: Record<string, (caller: number) => unknown> = {
 
 // Each route must answer 200 here: an error path measured by mistake (a stand-in the ingress
 // cannot read, say) would pass for a slow request path.
-for (const [name, path] of [['hono', '/hello'], ['deployment', '/noop'], ['batchedDeployment', '/noop-batched']] as const) {
+for (const [name, path] of [
+  ['hono', '/hello'],
+  ['deployment', '/noop'],
+  ['batchedDeployment', '/noop-batched'],
+] as const) {
   const answer = await app.fetch(request(path), env)
   if (answer.status !== 200) throw new Error(`${name} (${path}) answered ${answer.status}: ${await answer.text()}`)
 }

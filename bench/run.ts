@@ -78,7 +78,14 @@ interface RowSpec {
 async function interleaved(target: string, specs: RowSpec[], c: number, rounds: Rounds, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> {
   for (const { server, endpoint } of specs) await prime(server.base, endpoint)
   const loads = specs.map(({ server, endpoint }) =>
-    loadSpec(endpoint, server.base, { target, connections: c, durationS: rounds.rowS, warmupS, serverGroup: server.group, ...(probe === undefined ? {} : { probe }) }),
+    loadSpec(endpoint, server.base, {
+      target,
+      connections: c,
+      durationS: rounds.rowS,
+      warmupS,
+      serverGroup: server.group,
+      ...(probe === undefined ? {} : { probe }),
+    }),
   )
   const measured = await interleavedRows(loads, rounds.count, afterRound)
   return measured.map((row, i) => {
@@ -95,12 +102,33 @@ async function interleaved(target: string, specs: RowSpec[], c: number, rounds: 
 }
 
 /** Rows for `endpoints` on one server, interleaved. */
-const rows = (target: string, server: Server, endpoints: Endpoint[], c: number, rounds = ONCE, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> =>
-  interleaved(target, endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })), c, rounds, probe, afterRound)
+const rows = (
+  target: string,
+  server: Server,
+  endpoints: Endpoint[],
+  c: number,
+  rounds = ONCE,
+  probe?: string,
+  afterRound?: () => Promise<unknown>,
+): Promise<Row[]> =>
+  interleaved(
+    target,
+    endpoints.map((endpoint) => ({ server, endpoint, label: endpoint.name })),
+    c,
+    rounds,
+    probe,
+    afterRound,
+  )
 
 /** One endpoint's rows on each of `servers`, interleaved. */
 const rowsAcross = (target: string, servers: Server[], endpoint: Endpoint, c: number, rounds: Rounds, probe?: string): Promise<Row[]> =>
-  interleaved(target, servers.map((server, i) => ({ server, endpoint, label: `${endpoint.name}, server ${i + 1}` })), c, rounds, probe)
+  interleaved(
+    target,
+    servers.map((server, i) => ({ server, endpoint, label: `${endpoint.name}, server ${i + 1}` })),
+    c,
+    rounds,
+    probe,
+  )
 
 async function withServer<R>(argv: string[], ready: RegExp, env: Record<string, string>, use: (server: Server) => Promise<R>): Promise<R> {
   const child = await startChild(argv, ready, env, 90_000)
@@ -115,7 +143,9 @@ const nodeServer = <R>(args: string[], env: Record<string, string>, use: (server
 
 /** Node servers started together, one per environment, and stopped together after `use`. */
 async function nodeServers<R>(args: string[], envs: Record<string, string>[], use: (servers: Server[]) => Promise<R>): Promise<R> {
-  const started = await Promise.allSettled(envs.map((env) => startChild([process.execPath, TSX, 'bench/server.ts', ...args], /READY (http:\/\/\S+)/, env, 90_000)))
+  const started = await Promise.allSettled(
+    envs.map((env) => startChild([process.execPath, TSX, 'bench/server.ts', ...args], /READY (http:\/\/\S+)/, env, 90_000)),
+  )
   const children = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
   try {
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
@@ -134,12 +164,21 @@ function machine() {
   } catch {
     // keep availableParallelism()
   }
-  return { nproc: Number(nproc), cpuModel, memoryGiB: +(totalmem() / 2 ** 30).toFixed(1), node: process.version, platform: `${process.platform} ${process.arch}` }
+  return {
+    nproc: Number(nproc),
+    cpuModel,
+    memoryGiB: +(totalmem() / 2 ** 30).toFixed(1),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  }
 }
 
 // 1. The engine, and the request path in process
 log('engine')
-const engine = await runJsonChild<{ workload: string; engine: string; itemsPerS: number; nsPerItem: number; vsDataLoader: number }[]>('bench/engine.ts', quick ? ['--quick'] : [])
+const engine = await runJsonChild<{ workload: string; engine: string; itemsPerS: number; nsPerItem: number; vsDataLoader: number }[]>(
+  'bench/engine.ts',
+  quick ? ['--quick'] : [],
+)
 log('request path in process')
 const requestPath = await runJsonChild<{ microsecondsPerRequest: Record<string, number> }>('bench/request-path.ts', quick ? ['--quick'] : [])
 log('request path: files and functions')
@@ -205,8 +244,15 @@ async function measureOpenLoop(server: Server): Promise<void> {
   const settings = [...FIXED_SIZES.map(String), 'adaptive-target']
   const paths = [...FIXED_SIZES.map((n) => `/sizes/ocr/${n}`), '/sizes/ocr/target']
   const body = E.ocrBatched.body
-  const spec = (path: string, durationS: number, seed: number) =>
-    ({ url: server.base + path, body, contentType: E.ocrBatched.contentType, ratePerS: openLoopRate, durationS, maxInFlight: 256, seed })
+  const spec = (path: string, durationS: number, seed: number) => ({
+    url: server.base + path,
+    body,
+    contentType: E.ocrBatched.contentType,
+    ratePerS: openLoopRate,
+    durationS,
+    maxInFlight: 256,
+    seed,
+  })
   for (const path of paths) {
     await prime(server.base, { ...E.ocrBatched, path })
     await openLoop(spec(path, warmupS + 0.5, 99))
@@ -219,7 +265,9 @@ async function measureOpenLoop(server: Server): Promise<void> {
     const p99 = median(rounds.map((r) => r.p99Ms))
     const row = rounds.find((r) => r.p99Ms === p99) ?? rounds[0]!
     openLoopRows.push({ ...row, p99Ms: p99, setting: settings[i]! })
-    log(`node open loop ${settings[i]} at ${openLoopRate.toFixed(0)}/s: p50 ${row.p50Ms.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target ${OCR_LATENCY_TARGET_MS}), answered ${row.answeredPerS.toFixed(0)}/s, dropped ${row.dropped}, failed ${row.failed}`)
+    log(
+      `node open loop ${settings[i]} at ${openLoopRate.toFixed(0)}/s: p50 ${row.p50Ms.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target ${OCR_LATENCY_TARGET_MS}), answered ${row.answeredPerS.toFixed(0)}/s, dropped ${row.dropped}, failed ${row.failed}`,
+    )
   })
 }
 const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
@@ -244,7 +292,9 @@ const nodeRows = await nodeServer([], {}, async (server): Promise<Row[]> => {
   }
   return out
 }).finally(() => beside.stop())
-log(`OCR limit beside the served rows: ${limitWindows.map((w) => w.toFixed(0)).join(', ')} items/s (first pass ${modelLimit.pipelineLimit.itemsPerS.toFixed(0)})`)
+log(
+  `OCR limit beside the served rows: ${limitWindows.map((w) => w.toFixed(0)).join(', ')} items/s (first pass ${modelLimit.pipelineLimit.itemsPerS.toFixed(0)})`,
+)
 modelLimit.pipelineLimitBeforeServedRows = modelLimit.pipelineLimit.itemsPerS
 modelLimit.pipelineLimit = { ...modelLimit.pipelineLimit, itemsPerS: median(limitWindows) }
 modelLimit.pipelineLimitBesideServedRows = limitWindows
@@ -256,7 +306,10 @@ modelLimit.pipelineLimitBesideServedRows = limitWindows
 const threadRows: (Row & { replicas: number; ortThreads: string })[] = []
 for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
   log(`node servers, OCR on 1 and on 2 thread replicas, ORT threads: ${ortThreads}`)
-  const env = (replicas: number): Record<string, string> => ({ BENCH_OCR_REPLICAS: String(replicas), ...(ortThreads === '1' ? { EDGESERVE_NUM_THREADS: '1' } : {}) })
+  const env = (replicas: number): Record<string, string> => ({
+    BENCH_OCR_REPLICAS: String(replicas),
+    ...(ortThreads === '1' ? { EDGESERVE_NUM_THREADS: '1' } : {}),
+  })
   const rounds = ortThreads === '1' ? RATIO : ONCE
   const pair = await nodeServers(['--threads'], [env(1), env(2)], (servers) => rowsAcross('node-threads', servers, E.ocrBatched, 64, rounds, PROBE))
   pair.forEach((row, i) => threadRows.push({ ...row, replicas: i + 1, ortThreads }))
@@ -282,7 +335,8 @@ const WORKERD_GROUPS = [
 /** The workerd rows; `afterOcrRound` runs after each round of the OCR group, with no load on the server. */
 const workerdServed = async (target: string, server: Server, rounds: Rounds, afterOcrRound?: () => Promise<unknown>): Promise<Row[]> => {
   const out: Row[] = []
-  for (const group of WORKERD_GROUPS) out.push(...(await rows(target, server, group, 64, rounds, undefined, group.includes(E.ocrBatched) ? afterOcrRound : undefined)))
+  for (const group of WORKERD_GROUPS)
+    out.push(...(await rows(target, server, group, 64, rounds, undefined, group.includes(E.ocrBatched) ? afterOcrRound : undefined)))
   return out
 }
 /** Each model's limit in one isolate (bench/isolate-limit.ts): OCR with and without its decode + preprocess, the MLP's run with its stack(). */
@@ -299,21 +353,28 @@ let ocrIsolateLimitBeside: { batch: number; windows: number[] } | undefined
 let ocrIsolateAgainstNode: IsolateAgainstNode | undefined
 let workerdDirectError: string | undefined
 try {
-  ;[workerdDirectRows, isolateLimits] = await withServer([process.execPath, TSX, 'bench/workerd-direct.ts'], /READY (http:\/\/\S+)/, WORKERD_ENV, async (server) => {
-    // Before the served rows, with no load on the server: OCR's best cell is then measured again
-    // after each round of its served rows, and that is the ceiling its served ratio divides by.
-    const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
-    for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
-    const ocrBest = limits.filter((l) => l.model === 'ocr' && l.mode === 'pipeline').reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
-    ocrIsolateAgainstNode = await isolateAgainstNode(server.base, ocrBest, quick ? 3 : 5, { quick })
-    log(`ocr pipeline batch ${ocrBest.batch} in one isolate against Node on one thread: ${ocrIsolateAgainstNode.isolate.map((w) => w.toFixed(0)).join(', ')} against ${ocrIsolateAgainstNode.node.map((w) => w.toFixed(0)).join(', ')} items/s`)
-    const beside = isolateLimitBeside(server.base, ocrBest)
-    ocrIsolateLimitBeside = { batch: ocrBest.batch, windows: beside.windows }
-    // Every round in quick mode too: the workerd ratios rest on these rows alone.
-    const served = await workerdServed('workerd-direct', server, RATIO, beside.measure)
-    log(`workerd isolate limit ocr pipeline batch ${ocrBest.batch} beside the served rows: ${beside.windows.map((w) => w.toFixed(0)).join(', ')} items/s`)
-    return [served, limits] as const
-  })
+  ;[workerdDirectRows, isolateLimits] = await withServer(
+    [process.execPath, TSX, 'bench/workerd-direct.ts'],
+    /READY (http:\/\/\S+)/,
+    WORKERD_ENV,
+    async (server) => {
+      // Before the served rows, with no load on the server: OCR's best cell is then measured again
+      // after each round of its served rows, and that is the ceiling its served ratio divides by.
+      const limits = await measureIsolateLimits(server.base, ISOLATE_CASES, quick ? 3 : 7)
+      for (const l of limits) log(`workerd isolate limit ${l.model} ${l.mode} batch ${l.batch}: ${l.itemsPerS.toFixed(0)} items/s`)
+      const ocrBest = limits.filter((l) => l.model === 'ocr' && l.mode === 'pipeline').reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
+      ocrIsolateAgainstNode = await isolateAgainstNode(server.base, ocrBest, quick ? 3 : 5, { quick })
+      log(
+        `ocr pipeline batch ${ocrBest.batch} in one isolate against Node on one thread: ${ocrIsolateAgainstNode.isolate.map((w) => w.toFixed(0)).join(', ')} against ${ocrIsolateAgainstNode.node.map((w) => w.toFixed(0)).join(', ')} items/s`,
+      )
+      const beside = isolateLimitBeside(server.base, ocrBest)
+      ocrIsolateLimitBeside = { batch: ocrBest.batch, windows: beside.windows }
+      // Every round in quick mode too: the workerd ratios rest on these rows alone.
+      const served = await workerdServed('workerd-direct', server, RATIO, beside.measure)
+      log(`workerd isolate limit ocr pipeline batch ${ocrBest.batch} beside the served rows: ${beside.windows.map((w) => w.toFixed(0)).join(', ')} items/s`)
+      return [served, limits] as const
+    },
+  )
 } catch (error) {
   workerdDirectError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
   log(`workerd direct failed: ${workerdDirectError}`)
@@ -324,7 +385,19 @@ let workerdRows: Row[] = []
 let workerdError: string | undefined
 try {
   workerdRows = await withServer(
-    [process.execPath, 'node_modules/wrangler/bin/wrangler.js', 'dev', '-c', 'bench/wrangler.toml', '--ip', '127.0.0.1', '--port', '0', '--inspector-port', '0'],
+    [
+      process.execPath,
+      'node_modules/wrangler/bin/wrangler.js',
+      'dev',
+      '-c',
+      'bench/wrangler.toml',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--inspector-port',
+      '0',
+    ],
     /Ready on (http:\/\/[\d.]+:\d+)/,
     WORKERD_ENV,
     // Quick mode: only the row workerd_vs_node_c64 needs; the workerd_* ratios take the direct rows.
@@ -435,13 +508,15 @@ const ratioNotes = {
   request_json_vs_read_json_server_time_c64:
     'server CPU time per request of a deployment that reads request.json() and returns Response.json(), over the same deployment with readJson() and a plain value (at most 1.10)',
   node_threads_2_vs_1_c64: 'the OCR example on 2 worker-thread replicas over 1, one ORT thread each (EDGESERVE_NUM_THREADS=1), c=64',
-  engine_vs_dataloader: "256 callers each awaiting its next call; the median over rounds of DataLoader's time over batch()'s in the same round; the burst workload is in the tables",
+  engine_vs_dataloader:
+    "256 callers each awaiting its next call; the median over rounds of DataLoader's time over batch()'s in the same round; the burst workload is in the tables",
   c1_added_p50_ms: 'house-price MLP with batchWaitTimeoutS 0: batched minus unbatched p50 at c=1 (the shipped 0.1 s wait holds a lone request by design)',
   workerd_vs_node_c64: 'batched OCR req/s at c=64, workerd (wrangler dev) over Node',
   adaptive_target_p99_vs_target_open_loop:
     `OCR direction classifier with adaptive: { latencyTargetMs: ${OCR_LATENCY_TARGET_MS} }, p99 over the target under Poisson arrivals at 60% of the best fixed size's c=64 req/s ` +
     '(bench/open-loop.ts: keep-alive HTTP on loopback, latency from each scheduled arrival), median of the rounds',
-  adaptive_target_met_where_fixed_does_open_loop: 'true when the adaptive row is within its target, or when no fixed size (1 to 32) is either, under the same open-loop load',
+  adaptive_target_met_where_fixed_does_open_loop:
+    'true when the adaptive row is within its target, or when no fixed size (1 to 32) is either, under the same open-loop load',
   ...Object.fromEntries(
     Object.keys(adaptiveVsBestFixed(batchSizes)).map((key) => [
       key,
@@ -452,7 +527,8 @@ const ratioNotes = {
           : 'the best of six noisy rows is also the luckiest'),
     ]),
   ),
-  ...(adaptiveStages && Object.fromEntries(Object.entries(adaptiveStages.ratioNotes).map(([key, note]) => [key, quick ? `${note} (carried over from the last full run)` : note]))),
+  ...(adaptiveStages &&
+    Object.fromEntries(Object.entries(adaptiveStages.ratioNotes).map(([key, note]) => [key, quick ? `${note} (carried over from the last full run)` : note]))),
   ...workerd.notes,
 }
 
@@ -498,7 +574,16 @@ const ocrServedBreakdown = {
 const results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
-  settings: { durationS, warmupS, leadInS: LEAD_IN_S, ratioRepeats: RATIO.count, roundS: RATIO.rowS, adaptiveRounds: ADAPTIVE_ROUNDS, openLoopRounds: OPEN_LOOP_ROUNDS, concurrency: CONCURRENCY },
+  settings: {
+    durationS,
+    warmupS,
+    leadInS: LEAD_IN_S,
+    ratioRepeats: RATIO.count,
+    roundS: RATIO.rowS,
+    adaptiveRounds: ADAPTIVE_ROUNDS,
+    openLoopRounds: OPEN_LOOP_ROUNDS,
+    concurrency: CONCURRENCY,
+  },
   machine: machine(),
   engine,
   requestPath,

@@ -103,12 +103,16 @@ export function workerdRatios(
 ) {
   const ratios: Record<string, number | null> = {}
   const notes: Record<string, string> = {}
-  for (const [suffix, rows, way] of [['', direct, 'against workerd directly (its own socket, no Miniflare or wrangler dev)'], ['_wrangler_dev', wranglerDev, 'through wrangler dev']] as const) {
+  for (const [suffix, rows, way] of [
+    ['', direct, 'against workerd directly (its own socket, no Miniflare or wrangler dev)'],
+    ['_wrangler_dev', wranglerDev, 'through wrangler dev'],
+  ] as const) {
     if (rows.length === 0 || !rows.some((r) => r.endpoint === E.noop.name)) continue
     const rps = (endpoint: Endpoint) => rpsOf(rows, endpoint)
     const hello = rps(E.hello)
     ratios[`workerd_deployment_route_vs_hono_c64${suffix}`] = versusOf(rows, E.noop, E.hello)
-    notes[`workerd_deployment_route_vs_hono_c64${suffix}`] = `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64, round by round`
+    notes[`workerd_deployment_route_vs_hono_c64${suffix}`] =
+      `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64, round by round`
     for (const m of MODELS) {
       ratios[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = versusOf(rows, m.batched, m.unbatched)
       notes[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = `${m.what} as shipped over its unbatched twin, ${way}, c=64, round by round`

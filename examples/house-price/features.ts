@@ -5,16 +5,7 @@
  * $100,000. It was trained on synthetic data (scripts/models/house-price/),
  * so its predictions are only meaningful inside the ranges below.
  */
-export const FEATURE_NAMES = [
-  'MedInc',
-  'HouseAge',
-  'AveRooms',
-  'AveBedrms',
-  'Population',
-  'AveOccup',
-  'Latitude',
-  'Longitude',
-] as const
+export const FEATURE_NAMES = ['MedInc', 'HouseAge', 'AveRooms', 'AveBedrms', 'Population', 'AveOccup', 'Latitude', 'Longitude'] as const
 
 export type FeatureName = (typeof FEATURE_NAMES)[number]
 export const NUM_FEATURES = FEATURE_NAMES.length

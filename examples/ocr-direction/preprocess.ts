@@ -110,7 +110,8 @@ export function clsResize(img: DecodedImage): ClsLine {
 }
 
 function checkOut(out: Float32Array, offset: number): void {
-  if (out.length < offset + CLS_INPUT_SIZE) throw new RangeError(`output buffer too small: ${CLS_INPUT_SIZE} floats from offset ${offset} need ${offset + CLS_INPUT_SIZE}, got ${out.length}`)
+  if (out.length < offset + CLS_INPUT_SIZE)
+    throw new RangeError(`output buffer too small: ${CLS_INPUT_SIZE} floats from offset ${offset} need ${offset + CLS_INPUT_SIZE}, got ${out.length}`)
 }
 
 const NOT_A_LINE = `clsNormalize: expected a line of ${CLS_HEIGHT} rows of 1 to ${CLS_WIDTH} pixels of 1 or 3 bytes (clsResize makes one)`

@@ -59,10 +59,7 @@ export function dbPostprocess(
     const grow = (rect.width * rect.height * options.unclipRatio) / (2 * (rect.width + rect.height))
     const grown = { ...rect, width: rect.width + 2 * grow, height: rect.height + 2 * grow }
     if (Math.min(grown.width, grown.height) < MIN_SIZE + 2) continue
-    const box = rectCorners(grown).map(([x, y]): Point => [
-      clamp(Math.round(x * sx), 0, pageWidth),
-      clamp(Math.round(y * sy), 0, pageHeight),
-    ]) as Quad
+    const box = rectCorners(grown).map(([x, y]): Point => [clamp(Math.round(x * sx), 0, pageWidth), clamp(Math.round(y * sy), 0, pageHeight)]) as Quad
     boxes.push({ box, score })
   }
   return boxes

@@ -73,7 +73,7 @@ function readLayout(bytes: Uint8Array): Layout {
   const compressed: Uint8Array[] = []
   let palette = false
   // Every chunk whole, up to IEND: an upload cut short fails here, named as such.
-  for (let offset = 8; ; ) {
+  for (let offset = 8; ;) {
     if (offset + 8 > bytes.length) throw truncated(offset === bytes.length ? 'before its IEND chunk' : 'inside a chunk header')
     const length = view.getUint32(offset)
     const type = String.fromCharCode(...bytes.subarray(offset + 4, offset + 8))
@@ -88,8 +88,7 @@ function readLayout(bytes: Uint8Array): Layout {
   return { width, height, bitsPerPixel, interlaced: bytes[28] === 1, maxImageData, compressed }
 }
 
-const truncated = (where: string): ImageDecodeError =>
-  new ImageDecodeError('corrupt', `invalid PNG: the file is cut short: it ends ${where}`)
+const truncated = (where: string): ImageDecodeError => new ImageDecodeError('corrupt', `invalid PNG: the file is cut short: it ends ${where}`)
 
 /** The Adam7 passes: where each starts in an 8x8 block, and its step across and down. */
 const ADAM7 = [
@@ -185,7 +184,13 @@ function toPixels(png: DecodedPng): DecodedImage {
     return flatten(width, height, colors.length / (width * height), colors)
   }
   if (depth === 8) return flatten(width, height, channels, data as Uint8Array)
-  if (depth === 16) return flatten(width, height, channels, Uint8Array.from(data, (sample) => sample >> 8))
+  if (depth === 16)
+    return flatten(
+      width,
+      height,
+      channels,
+      Uint8Array.from(data, (sample) => sample >> 8),
+    )
   // 1, 2 or 4 bits: only gray has them (palettes are above). Rows are packed, each starting on a byte.
   const rowBytes = Math.ceil((width * depth) / 8)
   const scale = 255 / ((1 << depth) - 1)

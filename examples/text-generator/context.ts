@@ -19,12 +19,7 @@ export const OUTPUT_NAME = 'logits'
  * Write the window for predicting the token after `ids` into
  * out[offset .. offset + k): the last k ids, left-padded with PAD_ID.
  */
-export function contextWindow(
-  ids: readonly number[],
-  out: BigInt64Array,
-  offset = 0,
-  k = CONTEXT_LENGTH,
-): BigInt64Array {
+export function contextWindow(ids: readonly number[], out: BigInt64Array, offset = 0, k = CONTEXT_LENGTH): BigInt64Array {
   const start = ids.length - k
   for (let j = 0; j < k; j++) {
     const src = start + j

@@ -12,12 +12,7 @@ export const PAD_TOKEN = '<pad>'
 export const UNK_TOKEN = '<unk>'
 
 /** Index = token id. Tokens are single characters except the two specials. */
-export const TOKENS: readonly string[] = [
-  PAD_TOKEN,
-  UNK_TOKEN,
-  '\n',
-  ...Array.from({ length: 0x7e - 0x20 + 1 }, (_, i) => String.fromCharCode(0x20 + i)),
-]
+export const TOKENS: readonly string[] = [PAD_TOKEN, UNK_TOKEN, '\n', ...Array.from({ length: 0x7e - 0x20 + 1 }, (_, i) => String.fromCharCode(0x20 + i))]
 
 export const VOCAB_SIZE = TOKENS.length
 

@@ -81,10 +81,7 @@ export function batch(first?: unknown, second?: unknown, ...legacy: unknown[]): 
 // `items.map(() => endOfStream)` widens to symbol[], which fails against the
 // partials of another step (string[] | symbol[]). With the default, that type
 // is Error | EndOfStream while R is inferred, so endOfStream keeps its type.
-batch.stream = function stream<T, R = never>(
-  handler: StreamBatchHandler<T, R>,
-  options?: BatchOptions<T>,
-): StreamingBatchedFunction<T, R> {
+batch.stream = function stream<T, R = never>(handler: StreamBatchHandler<T, R>, options?: BatchOptions<T>): StreamingBatchedFunction<T, R> {
   if (typeof handler !== 'function') {
     throw new TypeError(`batch.stream() needs an async generator function (items) => steps, received ${formatReceived(handler)}`)
   }
@@ -106,20 +103,14 @@ batch.stream = function stream<T, R = never>(
  */
 // R defaults to never so that a step returning `items.map(() => endOfStream)`
 // keeps endOfStream's type (see batch.stream above).
-batch.continuous = function continuous<T, R = never>(
-  step: ContinuousStep<T, R>,
-  options?: BatchOptions<T>,
-): StreamingBatchedFunction<T, R> {
+batch.continuous = function continuous<T, R = never>(step: ContinuousStep<T, R>, options?: BatchOptions<T>): StreamingBatchedFunction<T, R> {
   if (typeof step !== 'function') {
     throw new TypeError(`batch.continuous() needs a step function (items) => outputs, received ${formatReceived(step)}`)
   }
   return streamingFunction(continuousRunner(step), options)
 }
 
-function streamingFunction<T, R>(
-  runner: BatchRunner<T, R>,
-  options: BatchOptions<T> | undefined,
-): StreamingBatchedFunction<T, R> {
+function streamingFunction<T, R>(runner: BatchRunner<T, R>, options: BatchOptions<T> | undefined): StreamingBatchedFunction<T, R> {
   const queue = new BatchQueue<T, R>(getValidOptions(options), runner)
   const call = (item: T, callOptions?: CallOptions): AsyncIterableIterator<R> => {
     const channel = new StreamChannel<R>()

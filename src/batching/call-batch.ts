@@ -16,10 +16,7 @@ export interface BatchInfo {
 }
 
 /** The batched method: a list in, one result (or an Error) per item out, in order. */
-export type BatchHandler<T, R> = (
-  items: T[],
-  info: BatchInfo,
-) => Promise<ReadonlyArray<R | Error>> | ReadonlyArray<R | Error>
+export type BatchHandler<T, R> = (items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>> | ReadonlyArray<R | Error>
 
 /** How a call ends: with its result, or with the error that ends it. */
 export type Settlement<R> = { ok: true; value: R } | { ok: false; error: unknown }
@@ -236,7 +233,13 @@ export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolea
       results = await handler(items, entries === batch.entries ? batch : batch.infoFor(entries))
     } catch (error) {
       if (error instanceof FailedItemsError) {
-        return failItemsAndRerun(error, entries, (rest) => runBatch(batch, rest, rest.map((entry) => entry.item)))
+        return failItemsAndRerun(error, entries, (rest) =>
+          runBatch(
+            batch,
+            rest,
+            rest.map((entry) => entry.item),
+          ),
+        )
       }
       if (!isolate || entries.length === 1) return failUnsettled(entries, error)
       // Re-run the halves with the callers who are still waiting; a half that
@@ -245,7 +248,11 @@ export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolea
       if (live.length === 0) return
       const middle = Math.ceil(live.length / 2)
       for (const half of live.length === 1 ? [live] : [live.slice(0, middle), live.slice(middle)]) {
-        await runBatch(batch, half, half.map((entry) => entry.item))
+        await runBatch(
+          batch,
+          half,
+          half.map((entry) => entry.item),
+        )
       }
       return
     }

@@ -44,10 +44,7 @@ export interface StreamingBatchedFunction<T, R> extends BatchControls<T> {
 export const batchedBrand: unique symbol = Symbol('edgeserve.batched')
 
 /** Give a call function the controls of the queue behind it. */
-export function withControls<T, R, F extends (item: T, options?: CallOptions) => unknown>(
-  call: F,
-  queue: BatchQueue<T, R>,
-): F & BatchControls<T> {
+export function withControls<T, R, F extends (item: T, options?: CallOptions) => unknown>(call: F, queue: BatchQueue<T, R>): F & BatchControls<T> {
   return Object.assign(call, {
     setMaxBatchSize: (value: number) => queue.setMaxBatchSize(value),
     setBatchWaitTimeoutS: (value: number) => queue.setBatchWaitTimeoutS(value),

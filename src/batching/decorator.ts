@@ -29,10 +29,7 @@ import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from '.
 export interface BatchMethodDecorator {
   /** A legacy decorator's call (`experimentalDecorators`), refused: see `LegacyDecoratorCall`. */
   (target: object, propertyKey: string | symbol, descriptor: LegacyDecoratorCall): never
-  <This extends object, T, R>(method: DecoratedMethod<This, T, R>, context: ClassMethodDecoratorContext<This>): (
-    this: This,
-    items: T[],
-  ) => Promise<R[]>
+  <This extends object, T, R>(method: DecoratedMethod<This, T, R>, context: ClassMethodDecoratorContext<This>): (this: This, items: T[]) => Promise<R[]>
 }
 
 /**
@@ -60,11 +57,7 @@ export function legacyDecoratorError(name: unknown): TypeError {
 }
 
 /** A method `@batch` decorates: a list in, one result (or an Error) per item out, in order. */
-export type DecoratedMethod<This = object, T = unknown, R = unknown> = (
-  this: This,
-  items: T[],
-  info: BatchInfo,
-) => Promise<ReadonlyArray<R | Error>>
+export type DecoratedMethod<This = object, T = unknown, R = unknown> = (this: This, items: T[], info: BatchInfo) => Promise<ReadonlyArray<R | Error>>
 
 const methodsByInstance = new WeakMap<object, Map<string, BatchControls<unknown>>>()
 
@@ -112,9 +105,7 @@ export function batchMethod(options: BatchOptions<never> | undefined): BatchMeth
 
     return function (this: This, items: T[]): Promise<R[]> {
       if (!Array.isArray(items)) {
-        return Promise.reject(
-          new TypeError(`${name}() is a @batch method: call it with a list of items, e.g. this.${name}([item])`),
-        )
+        return Promise.reject(new TypeError(`${name}() is a @batch method: call it with a list of items, e.g. this.${name}([item])`))
       }
       if (items.length === 0) return Promise.resolve([])
       let queue = queues.get(this)
@@ -134,12 +125,7 @@ function sumOf<T>(list: T[], sizeOf: (item: T) => number): number {
 }
 
 /** Flatten the callers' lists into one call of the method, then hand each caller its slice. */
-async function runLists<This, T, R>(
-  method: DecoratedMethod<This, T, R>,
-  instance: This,
-  lists: T[][],
-  info: BatchInfo,
-): Promise<(R[] | Error)[]> {
+async function runLists<This, T, R>(method: DecoratedMethod<This, T, R>, instance: This, lists: T[][], info: BatchInfo): Promise<(R[] | Error)[]> {
   const items = lists.flat() as T[]
   let results: ReadonlyArray<R | Error>
   try {

@@ -8,13 +8,7 @@ import { AdaptiveBatchSize, type Clock, type CostPoint } from './adaptive.js'
 import { DeadlineTimer } from './deadlines.js'
 import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
 import { currentIoToken, sharesIo, type IoToken } from './request-io.js'
-import {
-  formatReceived,
-  getValidPositiveInteger,
-  getValidSeconds,
-  type CallContext,
-  type ResolvedBatchOptions,
-} from './options.js'
+import { formatReceived, getValidPositiveInteger, getValidSeconds, type CallContext, type ResolvedBatchOptions } from './options.js'
 
 /** Per-call options of a batched function. */
 export interface CallOptions {
@@ -251,7 +245,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     const deadline = callOptions?.deadline
     if (signal !== undefined && signal.aborted) {
       const reason = cancellation(signal.reason)
-      const error = reason instanceof RequestTimeoutError ? reason : new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason })
+      const error =
+        reason instanceof RequestTimeoutError ? reason : new RequestCancelledError('the request was cancelled before it was queued', { cause: signal.reason })
       return entry.settle({ ok: false, error })
     }
     if (deadline !== undefined && deadline <= Date.now()) {
@@ -342,8 +337,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   private tooLarge(size: number, maxBatchSize: number): ItemTooLargeError {
     return new ItemTooLargeError(
-      `this item has size ${size} but a batch holds at most ${maxBatchSize} (maxBatchSize); ` +
-        'split the item or raise maxBatchSize',
+      `this item has size ${size} but a batch holds at most ${maxBatchSize} (maxBatchSize); ` + 'split the item or raise maxBatchSize',
     )
   }
 

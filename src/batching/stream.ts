@@ -101,13 +101,7 @@ export function streamRunner<T, R>(handler: StreamBatchHandler<T, R>) {
  * Runs the stream of `entries`, all of the batch or (after the handler named
  * failed items before its first step) the rest of it.
  */
-async function runStream<T, R>(
-  handler: StreamBatchHandler<T, R>,
-  batch: Batch<T, R>,
-  entries: Entry<T, R>[],
-  items: T[],
-  info: BatchInfo,
-): Promise<void> {
+async function runStream<T, R>(handler: StreamBatchHandler<T, R>, batch: Batch<T, R>, entries: Entry<T, R>[], items: T[], info: BatchInfo): Promise<void> {
   let streamed = false
   try {
     for await (const step of handler(items, info)) {
@@ -130,7 +124,16 @@ async function runStream<T, R>(
   } catch (error) {
     if (!(error instanceof FailedItemsError)) return failUnsettled(entries, error)
     // Only a stream that has sent nothing yet can start again without the failed items.
-    const runRest = streamed ? undefined : (rest: Entry<T, R>[]) => runStream(handler, batch, rest, rest.map((entry) => entry.item), batch.infoFor(rest))
+    const runRest = streamed
+      ? undefined
+      : (rest: Entry<T, R>[]) =>
+          runStream(
+            handler,
+            batch,
+            rest,
+            rest.map((entry) => entry.item),
+            batch.infoFor(rest),
+          )
     return failItemsAndRerun(error, entries, runRest)
   }
 }

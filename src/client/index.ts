@@ -57,9 +57,7 @@ export function connect(url: string, options: ConnectOptions): Connection {
         if (response.ok && response.body && response.headers.get('content-type')?.startsWith('application/x-ndjson')) {
           return { ok: true, stream: response.body }
         }
-        const body = (await response.json().catch(() => null)) as
-          | { value?: unknown; error?: { type?: string; message?: string } }
-          | null
+        const body = (await response.json().catch(() => null)) as { value?: unknown; error?: { type?: string; message?: string } } | null
         if (response.ok) return { ok: true, value: body?.value }
         return {
           ok: false,

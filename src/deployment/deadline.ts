@@ -20,10 +20,13 @@ export function withDeadline<R>(work: Promise<R>, deadline: number | undefined, 
       signal?.removeEventListener('abort', onAbort)
     }
     if (deadline !== undefined) {
-      timer = setTimeout(() => {
-        cleanup()
-        reject(new RequestTimeoutError())
-      }, Math.max(0, deadline - Date.now()))
+      timer = setTimeout(
+        () => {
+          cleanup()
+          reject(new RequestTimeoutError())
+        },
+        Math.max(0, deadline - Date.now()),
+      )
     }
     if (signal?.aborted) return onAbort()
     signal?.addEventListener('abort', onAbort, { once: true })

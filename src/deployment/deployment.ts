@@ -151,8 +151,7 @@ function make<C extends DeploymentClass>(cls: C, options: ResolvedDeploymentOpti
     cls,
     args,
     bind: (...bound: unknown[]) => make(cls, options, bound),
-    withOptions: (changes: DeploymentOptions) =>
-      make(cls, getValidDeploymentOptions({ ...fromResolved(options, changes), ...changes }, cls.name), args),
+    withOptions: (changes: DeploymentOptions) => make(cls, getValidDeploymentOptions({ ...fromResolved(options, changes), ...changes }, cls.name), args),
   }) as Deployment<C>
 }
 

@@ -115,9 +115,7 @@ export interface HandleCallOptions {
 }
 
 export type DeploymentHandle<I> = {
-  readonly [K in CallableKeys<I>]: I[K] extends (...args: infer A) => infer R
-    ? { remote(...args: A): DeploymentResponse<Awaited<R>> }
-    : never
+  readonly [K in CallableKeys<I>]: I[K] extends (...args: infer A) => infer R ? { remote(...args: A): DeploymentResponse<Awaited<R>> } : never
 } & {
   /** A handle like this one whose calls carry `options`: `handle.options({ multiplexedModelId: 'eu' }).predict.remote(x)`. */
   options(options: HandleCallOptions): DeploymentHandle<I>
@@ -181,11 +179,7 @@ export function makeHandle<I>(invoke: Invoke, callOptions: HandleCallOptions = {
  * const sum = await handle.handleBatch.remote(41) // 42
  * ```
  */
-export function getHandle<D extends Deployment>(
-  deployment: D,
-  env: unknown,
-  options: HandleOptions = {},
-): DeploymentHandle<InstanceOf<D>> {
+export function getHandle<D extends Deployment>(deployment: D, env: unknown, options: HandleOptions = {}): DeploymentHandle<InstanceOf<D>> {
   checkDeployment(deployment, 'getHandle', ', env')
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`getHandle()'s options must be an object like { idempotent: true }, received ${formatReceived(options)}`)

@@ -42,10 +42,7 @@ export function multiplexedModelId(): string {
   }
   const id = context.multiplexedModelId
   if (id === undefined) {
-    throw new HTTPError(
-      400,
-      `this request names no model: send the ${MODEL_ID_HEADER} header, or call through handle.options({ multiplexedModelId })`,
-    )
+    throw new HTTPError(400, `this request names no model: send the ${MODEL_ID_HEADER} header, or call through handle.options({ multiplexedModelId })`)
   }
   return id
 }
@@ -179,7 +176,14 @@ export class ModelCache<M> {
   async clear(): Promise<void> {
     const entries = [...this.kept]
     this.kept.clear()
-    await Promise.all(entries.map(([id, entry]) => entry.model.then((model) => release(id, model), () => undefined)))
+    await Promise.all(
+      entries.map(([id, entry]) =>
+        entry.model.then(
+          (model) => release(id, model),
+          () => undefined,
+        ),
+      ),
+    )
   }
 
   /**

@@ -124,15 +124,7 @@ export interface ResolvedDeploymentOptions {
 
 const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding']
 const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch', 'adaptive', 'maxBodyBytes']
-const KNOWN_AUTOSCALING = [
-  'minReplicas',
-  'maxReplicas',
-  'initialReplicas',
-  'targetOngoingRequests',
-  'upscaleDelayS',
-  'downscaleDelayS',
-  'lookBackPeriodS',
-]
+const KNOWN_AUTOSCALING = ['minReplicas', 'maxReplicas', 'initialReplicas', 'targetOngoingRequests', 'upscaleDelayS', 'downscaleDelayS', 'lookBackPeriodS']
 
 /** Spellings of earlier versions, refused with the name to use instead. */
 const RENAMED: Record<string, string> = { timeoutS: 'batchWaitTimeoutS' }
@@ -158,9 +150,7 @@ function checkKnown(where: string, options: object, known: string[]): void {
 
 function getValidName(name: unknown): string {
   if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/.test(name)) {
-    throw new TypeError(
-      `deployment name must be 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, received ${formatReceived(name)}`,
-    )
+    throw new TypeError(`deployment name must be 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit, received ${formatReceived(name)}`)
   }
   return name
 }
@@ -225,9 +215,7 @@ function getValidAutoscaling(value: unknown, numReplicas: unknown): ResolvedAuto
   }
   const initialReplicas = getValidReplicaCount('autoscaling.initialReplicas', config.initialReplicas ?? minReplicas)
   if (initialReplicas < minReplicas || initialReplicas > maxReplicas) {
-    throw new RangeError(
-      `autoscaling.initialReplicas must be from minReplicas to maxReplicas (${minReplicas} to ${maxReplicas}), received ${initialReplicas}`,
-    )
+    throw new RangeError(`autoscaling.initialReplicas must be from minReplicas to maxReplicas (${minReplicas} to ${maxReplicas}), received ${initialReplicas}`)
   }
   const target = config.targetOngoingRequests ?? 2
   if (typeof target !== 'number' || !Number.isFinite(target) || target <= 0) {

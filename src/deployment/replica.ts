@@ -284,7 +284,10 @@ export function answerOf(value: unknown): FetchAnswer {
 export function responseOf(answer: FetchAnswer): Response {
   if ('response' in answer) return answer.response
   const { status, contentType, body } = answer.plain
-  return new Response(body as ConstructorParameters<typeof Response>[0], contentType === undefined ? { status } : { status, headers: { 'content-type': contentType } })
+  return new Response(
+    body as ConstructorParameters<typeof Response>[0],
+    contentType === undefined ? { status } : { status, headers: { 'content-type': contentType } },
+  )
 }
 
 /**

@@ -62,10 +62,7 @@ async function replicasOf(sets: readonly ReplicaSet[]): Promise<ReplicaEndpoint[
 /** Every running replica's metrics and each deployment's own (replica count, starts, stops), as one snapshot. */
 async function gatherMetrics(sets: readonly ReplicaSet[]): Promise<MetricsSnapshot> {
   const replicas = await replicasOf(sets)
-  return mergeSnapshots([
-    ...(await Promise.all(replicas.map((r) => r.metrics()))),
-    ...(await Promise.all(sets.map((set) => set.scaling.metrics()))),
-  ])
+  return mergeSnapshots([...(await Promise.all(replicas.map((r) => r.metrics()))), ...(await Promise.all(sets.map((set) => set.scaling.metrics())))])
 }
 
 /** A deployment's options as `/-/routes` shows them: JSON has no Infinity, and an autoscaled count is Ray's "auto". */

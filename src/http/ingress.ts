@@ -61,7 +61,9 @@ export function ingress(deployment: Deployment): IngressHandler {
         // A request with a body can be sent once: the first attempt took it.
         const request = c.req.raw
         const callScope = scope
-        return await afterOverload(router, replica, error, request.body === null, scope.multiplexedModelId, (other) => replicas[other]!.fetch(request, callScope))
+        return await afterOverload(router, replica, error, request.body === null, scope.multiplexedModelId, (other) =>
+          replicas[other]!.fetch(request, callScope),
+        )
       } finally {
         router.release(replica)
       }

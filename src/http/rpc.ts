@@ -74,10 +74,7 @@ function bearerOf(request: Request): string {
  */
 export async function sameSecret(given: string, expected: string): Promise<boolean> {
   const encoder = new TextEncoder()
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest('SHA-256', encoder.encode(given)),
-    crypto.subtle.digest('SHA-256', encoder.encode(expected)),
-  ])
+  const [a, b] = await Promise.all([crypto.subtle.digest('SHA-256', encoder.encode(given)), crypto.subtle.digest('SHA-256', encoder.encode(expected))])
   const x = new Uint8Array(a)
   const y = new Uint8Array(b)
   let difference = 0

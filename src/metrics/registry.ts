@@ -148,10 +148,7 @@ export class MetricsRegistry {
   }
 
   snapshot(): MetricsSnapshot {
-    return [
-      ...this.metrics.map((m) => m.family()),
-      ...this.gauges.map((g): MetricFamily => ({ name: g.name, help: g.help, type: 'gauge', samples: g.read() })),
-    ]
+    return [...this.metrics.map((m) => m.family()), ...this.gauges.map((g): MetricFamily => ({ name: g.name, help: g.help, type: 'gauge', samples: g.read() }))]
   }
 }
 

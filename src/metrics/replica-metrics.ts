@@ -43,22 +43,10 @@ export class ReplicaMetrics {
     'How long the oldest call of each batch waited before the batch started.',
     SECONDS_BUCKETS,
   )
-  private readonly batchExecution = this.registry.histogram(
-    'edgeserve_batch_execution_seconds',
-    'Time the batched method took per batch.',
-    SECONDS_BUCKETS,
-  )
-  private readonly utilization = this.registry.histogram(
-    'edgeserve_batch_utilization',
-    'Batch size over maxBatchSize (units with batchSizeFn).',
-    RATIO_BUCKETS,
-  )
+  private readonly batchExecution = this.registry.histogram('edgeserve_batch_execution_seconds', 'Time the batched method took per batch.', SECONDS_BUCKETS)
+  private readonly utilization = this.registry.histogram('edgeserve_batch_utilization', 'Batch size over maxBatchSize (units with batchSizeFn).', RATIO_BUCKETS)
   private readonly batches = this.registry.counter('edgeserve_batches_total', 'Batches processed.')
-  private readonly queueTime = this.registry.histogram(
-    'edgeserve_request_queue_seconds',
-    'Time each call waited in a batch queue.',
-    SECONDS_BUCKETS,
-  )
+  private readonly queueTime = this.registry.histogram('edgeserve_request_queue_seconds', 'Time each call waited in a batch queue.', SECONDS_BUCKETS)
   private readonly latency = this.registry.histogram(
     'edgeserve_request_duration_seconds',
     'End-to-end time of each request or handle call inside the replica.',

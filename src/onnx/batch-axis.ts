@@ -5,7 +5,8 @@
  * (what crosses to a worker thread), no onnxruntime-web.
  */
 
-export type TensorValues = Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array | string[]
+export type TensorValues =
+  Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | BigInt64Array | BigUint64Array | string[]
 
 /** A tensor as it crosses between threads. */
 export interface WireTensor {
@@ -30,7 +31,10 @@ interface ValueInfo {
  * no batch.
  */
 export function batchAxisProblem(inputs: readonly ValueInfo[], outputs: readonly ValueInfo[]): string | undefined {
-  for (const [kind, list] of [['input', inputs], ['output', outputs]] as const) {
+  for (const [kind, list] of [
+    ['input', inputs],
+    ['output', outputs],
+  ] as const) {
     for (const tensor of list) {
       if (tensor.type === undefined) return `${kind} '${tensor.name}' is not a tensor`
       const first = tensor.shape[0]
@@ -94,7 +98,9 @@ export function joinOutputs(parts: readonly WireFeeds[]): WireFeeds {
       const piece = part[name]
       if (piece === undefined) throw new Error(`instance ${i} returned no output '${name}'`)
       if (piece.dims.length !== head.dims.length || piece.dims.some((d, axis) => axis > 0 && d !== head.dims[axis])) {
-        throw new Error(`output '${name}' has shape [${piece.dims.join(', ')}] from instance ${i} but [${head.dims.join(', ')}] from instance 0: it cannot be joined along its first axis`)
+        throw new Error(
+          `output '${name}' has shape [${piece.dims.join(', ')}] from instance ${i} but [${head.dims.join(', ')}] from instance 0: it cannot be joined along its first axis`,
+        )
       }
       return piece
     })

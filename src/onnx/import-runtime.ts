@@ -5,8 +5,7 @@
  * run instead. (Bundlers, for Workers and browsers, stop at build time with
  * their own "could not resolve onnxruntime-web".)
  */
-export const MISSING_ONNX_RUNTIME =
-  'edgeserve/onnx needs onnxruntime-web, which is not installed: npm install onnxruntime-web'
+export const MISSING_ONNX_RUNTIME = 'edgeserve/onnx needs onnxruntime-web, which is not installed: npm install onnxruntime-web'
 
 export async function importOnnxRuntime<M>(load: () => Promise<M>): Promise<M> {
   try {

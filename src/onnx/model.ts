@@ -141,9 +141,7 @@ export class Model {
 }
 
 function info(metadata: InferenceSession.ValueMetadata): TensorInfo {
-  return metadata.isTensor
-    ? { name: metadata.name, type: metadata.type, shape: [...metadata.shape] }
-    : { name: metadata.name, type: undefined, shape: [] }
+  return metadata.isTensor ? { name: metadata.name, type: metadata.type, shape: [...metadata.shape] } : { name: metadata.name, type: undefined, shape: [] }
 }
 
 let warnedFallback = false
@@ -166,7 +164,8 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
   }
   const asked = requestedThreads(platform, options.numThreads)
   const { value, numThreads } = await withThreads(platform, asked.numThreads, () => firstWorkingSession(platform, bytes, providers))
-  const reason = numThreads === asked.numThreads ? asked.reason : `fixed when the first model loaded here (this one asked for ${asked.numThreads}: ${asked.reason})`
+  const reason =
+    numThreads === asked.numThreads ? asked.reason : `fixed when the first model loaded here (this one asked for ${asked.numThreads}: ${asked.reason})`
   const mismatch = `${asked.numThreads}->${numThreads}`
   if (numThreads !== asked.numThreads && options.numThreads !== undefined && !warnedThreads.has(mismatch)) {
     warnedThreads.add(mismatch)
@@ -185,14 +184,22 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
  * is to run in this thread after all: `'auto'` that comes to one instance,
  * on a runtime without worker threads, or for a model without a batch axis.
  */
-async function loadInstances(platform: OrtPlatform, bytes: Uint8Array, providers: Provider[], options: LoadModelOptions, instances: number | 'auto'): Promise<Model | undefined> {
+async function loadInstances(
+  platform: OrtPlatform,
+  bytes: Uint8Array,
+  providers: Provider[],
+  options: LoadModelOptions,
+  instances: number | 'auto',
+): Promise<Model | undefined> {
   const cores = requestedThreads(platform, undefined)
   const auto = instances === 'auto'
   const count = auto ? Math.floor(cores.numThreads / (options.numThreads ?? 1)) : instances
   if (count <= 1) return undefined
   if (!platform.startInstances) {
     if (auto) return undefined
-    throw new TypeError(`instances: ${count} runs copies of a model on Node worker threads, which this runtime does not have; pass instances: 'auto' (one instance here, as many as the cores on Node) or leave it out`)
+    throw new TypeError(
+      `instances: ${count} runs copies of a model on Node worker threads, which this runtime does not have; pass instances: 'auto' (one instance here, as many as the cores on Node) or leave it out`,
+    )
   }
   const numThreads = options.numThreads ?? Math.max(1, Math.floor(cores.numThreads / count))
   const pool = await platform.startInstances(bytes, { count, numThreads, providers })
@@ -203,10 +210,15 @@ async function loadInstances(platform: OrtPlatform, bytes: Uint8Array, providers
       log.info('model instances not used', { instances: 'auto', reason: `a run cannot be cut into slices of its batch: ${problem}` })
       return undefined
     }
-    throw new TypeError(`instances: ${count} cuts each run's batch along the first axis of every input and output, but this model's ${problem}; leave instances out for this model`)
+    throw new TypeError(
+      `instances: ${count} cuts each run's batch along the first axis of every input and output, but this model's ${problem}; leave instances out for this model`,
+    )
   }
-  const instancesChosenBy = auto ? `instances 'auto': ${cores.numThreads} thread(s) (${cores.reason}) as instances of ${options.numThreads ?? 1}` : 'the instances option'
-  const numThreadsChosenBy = options.numThreads !== undefined ? 'the numThreads option' : `each instance's share of ${cores.numThreads} thread(s) (${cores.reason})`
+  const instancesChosenBy = auto
+    ? `instances 'auto': ${cores.numThreads} thread(s) (${cores.reason}) as instances of ${options.numThreads ?? 1}`
+    : 'the instances option'
+  const numThreadsChosenBy =
+    options.numThreads !== undefined ? 'the numThreads option' : `each instance's share of ${cores.numThreads} thread(s) (${cores.reason})`
   log.info('model loaded', { provider: pool.provider, numThreads: pool.numThreads, numThreadsChosenBy, instances: count, instancesChosenBy })
   return new Model(pool, pool.provider, platform.Tensor, pool.numThreads, count)
 }
@@ -227,7 +239,11 @@ function checkLoadModelOptions(options: unknown): void {
 }
 
 /** A session on the first provider that can create one, falling back (and saying so once) to the next. */
-async function firstWorkingSession(platform: OrtPlatform, bytes: Uint8Array, providers: Provider[]): Promise<{ session: InferenceSession; provider: Provider }> {
+async function firstWorkingSession(
+  platform: OrtPlatform,
+  bytes: Uint8Array,
+  providers: Provider[],
+): Promise<{ session: InferenceSession; provider: Provider }> {
   let lastError: unknown
   for (const [i, provider] of providers.entries()) {
     try {

@@ -13,12 +13,7 @@ type NumericArray = Float32Array | Int32Array | BigInt64Array | Uint8Array
  * `FailedItemsError` that fails its caller with a 422, and the batch queue
  * runs the batch again without it.
  */
-export function stack(
-  TensorClass: TensorClass,
-  items: readonly ArrayLike<number>[],
-  shape: readonly number[],
-  type: 'float32' | 'int32' = 'float32',
-): Tensor {
+export function stack(TensorClass: TensorClass, items: readonly ArrayLike<number>[], shape: readonly number[], type: 'float32' | 'int32' = 'float32'): Tensor {
   const size = shape.reduce((a, b) => a * b, 1)
   const failed = new Map<number, Error>()
   for (let i = 0; i < items.length; i++) {

@@ -221,9 +221,7 @@ describe('dashboard in Chromium', () => {
       expect(view.ScaledAdder!.options).toMatchObject({ numReplicas: 'auto' })
       const card = page.locator('[data-testid="deployment"][data-deployment="BatchAdder"]')
       expect(await card.getAttribute('data-state')).toBe('idle')
-      expect(await card.locator('[data-testid="idle-note"]').textContent()).toBe(
-        'No traffic yet. Requests to GET /adder show up here within a second.',
-      )
+      expect(await card.locator('[data-testid="idle-note"]').textContent()).toBe('No traffic yet. Requests to GET /adder show up here within a second.')
       expect(await card.locator('[data-testid="idle-note"]').isVisible()).toBe(true)
       expect(await card.locator('[data-testid="throughput-chart"]').isVisible()).toBe(false)
       expect(pageErrors).toEqual([])
@@ -242,16 +240,19 @@ describe('dashboard in Chromium', () => {
       // Live: a rate above zero, an interval p50, batches counted, points on both line charts.
       // (Polled from here: the page's CSP rightly forbids the eval that waitForFunction needs.)
       await expect
-        .poll(async () => {
-          const v = (await readDashboard(page)).BatchAdder
-          return Boolean(
-            v &&
+        .poll(
+          async () => {
+            const v = (await readDashboard(page)).BatchAdder
+            return Boolean(
+              v &&
               v.values['requests-rate']!.value! > 0 &&
               v.values['latency-p50']!.window === 'interval' &&
               v.points['latency-chart']! >= 2 &&
               v.methods.handleBatch?.values['batch-size-total']!.value! > 0,
-          )
-        }, { timeout: 10_000, interval: 200 })
+            )
+          },
+          { timeout: 10_000, interval: 200 },
+        )
         .toBe(true)
       const live = await readDashboard(page)
       for (const name of ['BatchAdder', 'OriginAwareAdder']) {
@@ -279,10 +280,13 @@ describe('dashboard in Chromium', () => {
       // Idle now: once the page has caught up, its numbers are the cumulative ones, exactly the server's.
       const metrics = await metricsJson(base)
       await expect
-        .poll(async () => {
-          const v = await readDashboard(page)
-          return ['BatchAdder', 'OriginAwareAdder'].map((n) => [v[n]!.values['requests-total']!.value, v[n]!.values['latency-p50']!.window])
-        }, { timeout: 5_000, interval: 250 })
+        .poll(
+          async () => {
+            const v = await readDashboard(page)
+            return ['BatchAdder', 'OriginAwareAdder'].map((n) => [v[n]!.values['requests-total']!.value, v[n]!.values['latency-p50']!.window])
+          },
+          { timeout: 5_000, interval: 250 },
+        )
         .toEqual([
           [counterSum(metrics, 'edgeserve_requests_total', { deployment: 'BatchAdder' }), 'cumulative'],
           [counterSum(metrics, 'edgeserve_requests_total', { deployment: 'OriginAwareAdder' }), 'cumulative'],
@@ -355,13 +359,17 @@ describe('dashboard in Chromium', () => {
         expect(live.adaptive!.cost.bars.every((b) => ['1', '2', '3', '4', '6', '8', '11', '16'].includes(b.bucket) && b.count > 0)).toBe(true)
         expect(live.adaptive!.values['cost-curve-sizes']!.value).toBe(live.adaptive!.cost.bars.length)
         const limit = live.adaptive!.values['batch-size-limit']!.value!
-        expect(live.adaptive!.cost.bars.filter((b) => b.marked).map((b) => b.bucket)).toEqual(live.adaptive!.cost.bars.some((b) => b.bucket === String(limit)) ? [String(limit)] : [])
+        expect(live.adaptive!.cost.bars.filter((b) => b.marked).map((b) => b.bucket)).toEqual(
+          live.adaptive!.cost.bars.some((b) => b.bucket === String(limit)) ? [String(limit)] : [],
+        )
         expect(live.fixed!.cost.shown).toBe(false)
         const { failures } = await running
         expect(failures).toEqual([])
 
         // Idle: the limit no longer moves, and the page shows the server's figure.
-        const routes = (await (await fetch(`${other.url}/-/routes`)).json()) as { deployments: { name: string; adaptive: { methods: Record<string, { batchSizeLimit: number }> } }[] }
+        const routes = (await (await fetch(`${other.url}/-/routes`)).json()) as {
+          deployments: { name: string; adaptive: { methods: Record<string, { batchSizeLimit: number }> } }[]
+        }
         const reported = routes.deployments.find((d) => d.name === 'Measured')!.adaptive.methods.adaptive!.batchSizeLimit
         const gauge = (await metricsJson(other.url)).find((f) => f.name === 'edgeserve_batch_size_limit')!
         expect(counterSum([gauge], 'edgeserve_batch_size_limit', { deployment: 'Measured', method: 'adaptive' })).toBe(reported)

@@ -39,7 +39,10 @@ beforeAll(async () => {
   requireChromium()
   dir = await mkdtemp(join(tmpdir(), 'edgeserve-ocr-pipeline-'))
   await bundlePage(PAGE_ENTRY, join(dir, 'app', 'main.js'))
-  await writeFile(join(dir, 'index.html'), '<!doctype html>\n<meta charset="utf-8">\n<link rel="icon" href="data:,">\n<title>OCR pipeline</title>\n<script type="module" src="/app/main.js"></script>\n')
+  await writeFile(
+    join(dir, 'index.html'),
+    '<!doctype html>\n<meta charset="utf-8">\n<link rel="icon" href="data:,">\n<title>OCR pipeline</title>\n<script type="module" src="/app/main.js"></script>\n',
+  )
   // The page, its bundle, ORT's files beside it, the three models and the character list, the fixture pages.
   server = await serveFiles(
     new Map([
@@ -67,9 +70,13 @@ describe('the OCR pipeline in Chromium with WebGPU', () => {
       page.on('pageerror', (error) => errors.push(error.message))
       expect((await page.goto(`${server!.base}/`))?.status()).toBe(200)
       await page.waitForFunction('typeof window.ocrPipelinePage === "object"', undefined, { timeout: 10_000 })
-      expect(await page.evaluate(async () => (await (navigator as unknown as { gpu: { requestAdapter(): Promise<unknown> } }).gpu.requestAdapter()) !== null)).toBe(true)
+      expect(
+        await page.evaluate(async () => (await (navigator as unknown as { gpu: { requestAdapter(): Promise<unknown> } }).gpu.requestAdapter()) !== null),
+      ).toBe(true)
 
-      const report = await page.evaluate(([url]) => (window as unknown as PageWindow).ocrPipelinePage.read(url, 'image/png'), [`/pages/${RECEIPT.file}`] as const)
+      const report = await page.evaluate(([url]) => (window as unknown as PageWindow).ocrPipelinePage.read(url, 'image/png'), [
+        `/pages/${RECEIPT.file}`,
+      ] as const)
       const { text } = report.result
       const cer = characterErrorRate(withoutSpaces(text), withoutSpaces(RECEIPT.text))
       const cerWithSpaces = characterErrorRate(withSpaces(text), withSpaces(RECEIPT.text))
@@ -91,7 +98,9 @@ describe('the OCR pipeline in Chromium with WebGPU', () => {
       // models runs on WebGPU (ORT's verbose log lists the placements). Anything else said is a failure.
       const said = messages.filter((m) => m.type === 'error').map((m) => m.text)
       expect(said).toHaveLength(2)
-      expect(said[0]).toMatch(/VerifyEachNodeIsAssignedToAnEp\] Some nodes were not assigned to the preferred execution providers .* ORT explicitly assigns shape related ops to CPU/)
+      expect(said[0]).toMatch(
+        /VerifyEachNodeIsAssignedToAnEp\] Some nodes were not assigned to the preferred execution providers .* ORT explicitly assigns shape related ops to CPU/,
+      )
       expect(said[1]).toMatch(/VerifyEachNodeIsAssignedToAnEp\] Rerunning with verbose output/)
     },
     // SwiftShader runs WebGPU on the CPU: the page took 66 s on a 2-core machine at load 1.5 (detection

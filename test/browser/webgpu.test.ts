@@ -47,7 +47,6 @@ import type { Provider } from '../../src/onnx/model.js'
 import type { InputSpec, PageWindow, RunReport } from './onnx-page/main.js'
 import { mulberry32 } from '../support/prng.js'
 
-
 const PAGE_ENTRY = fileURLToPath(new URL('./onnx-page/main.ts', import.meta.url))
 const FIXTURES = fileURLToPath(new URL('../fixtures/ocr/', import.meta.url))
 const MODEL = defaultClsModelPath()
@@ -56,7 +55,6 @@ const MODEL = defaultClsModelPath()
 const WEBGPU_TOLERANCE = 1e-3
 
 // --- inputs ------------------------------------------------------------------
-
 
 const manifest = JSON.parse(readFileSync(join(FIXTURES, 'manifest.json'), 'utf8')) as OcrManifest
 /** One upright and one upside-down fixture: real text, with confident (saturated) probabilities. */
@@ -187,10 +185,11 @@ describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
   // Arrow functions only: Playwright sends their source text to the page.
   const adapterOf = (page: Page) => page.evaluate(() => (window as unknown as PageWindow).onnxPage.adapter())
   const runOn = (page: Page, providers: 'auto' | Provider[]) =>
-    page.evaluate(
-      ([model, providers, inputs]) => (window as unknown as PageWindow).onnxPage.run(model, providers, inputs),
-      [`${base}/model.onnx`, providers, INPUTS] as const,
-    )
+    page.evaluate(([model, providers, inputs]) => (window as unknown as PageWindow).onnxPage.run(model, providers, inputs), [
+      `${base}/model.onnx`,
+      providers,
+      INPUTS,
+    ] as const)
 
   /** Same classifier, same numbers: a run in the page against Node's run. */
   function expectMatchesNode(report: RunReport, tolerance: number): number {
@@ -251,38 +250,34 @@ describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
     90_000,
   )
 
-  it(
-    "without the flag: no adapter, 'auto' picks WASM; an explicit ['webgpu', 'wasm'] falls back to WASM and ['webgpu'] alone fails",
-    async () => {
-      const { browser, page, log } = await openPage([])
-      try {
-        expect(await adapterOf(page)).toEqual({ gpu: true, adapter: false })
+  it("without the flag: no adapter, 'auto' picks WASM; an explicit ['webgpu', 'wasm'] falls back to WASM and ['webgpu'] alone fails", async () => {
+    const { browser, page, log } = await openPage([])
+    try {
+      expect(await adapterOf(page)).toEqual({ gpu: true, adapter: false })
 
-        const auto = await runOn(page, 'auto')
-        expect(auto.provider).toBe('wasm')
-        expectMatchesNode(auto, 1e-5)
-        expectFixtureAngles(auto)
-        // 'auto' did not even try WebGPU, so nothing was said about falling back.
-        expect(log.messages.filter((m) => m.text.startsWith('edgeserve:'))).toEqual([])
+      const auto = await runOn(page, 'auto')
+      expect(auto.provider).toBe('wasm')
+      expectMatchesNode(auto, 1e-5)
+      expectFixtureAngles(auto)
+      // 'auto' did not even try WebGPU, so nothing was said about falling back.
+      expect(log.messages.filter((m) => m.text.startsWith('edgeserve:'))).toEqual([])
 
-        const fallback = await runOn(page, ['webgpu', 'wasm'])
-        expect(fallback.provider).toBe('wasm')
-        expect(runDiff(fallback, auto)).toBeLessThan(1e-6)
-        const said = log.messages.filter((m) => m.text.startsWith('edgeserve:'))
-        expect(said).toHaveLength(1)
-        expect(said[0]!.type).toBe('warning')
-        expect(said[0]!.text).toMatch(/^edgeserve: could not create a webgpu session \(.+\); falling back to wasm$/)
+      const fallback = await runOn(page, ['webgpu', 'wasm'])
+      expect(fallback.provider).toBe('wasm')
+      expect(runDiff(fallback, auto)).toBeLessThan(1e-6)
+      const said = log.messages.filter((m) => m.text.startsWith('edgeserve:'))
+      expect(said).toHaveLength(1)
+      expect(said[0]!.type).toBe('warning')
+      expect(said[0]!.text).toMatch(/^edgeserve: could not create a webgpu session \(.+\); falling back to wasm$/)
 
-        await expect(runOn(page, ['webgpu'])).rejects.toThrow(/webgpu/)
+      await expect(runOn(page, ['webgpu'])).rejects.toThrow(/webgpu/)
 
-        expect(misses).toEqual([])
-        expect(log.errors).toEqual([])
-        // Only warnings: Chromium's "No available adapters." and the fallback notice above.
-        expect(log.messages.filter((m) => m.type === 'error')).toEqual([])
-      } finally {
-        await closeBrowser(browser)
-      }
-    },
-    30_000,
-  )
+      expect(misses).toEqual([])
+      expect(log.errors).toEqual([])
+      // Only warnings: Chromium's "No available adapters." and the fallback notice above.
+      expect(log.messages.filter((m) => m.type === 'error')).toEqual([])
+    } finally {
+      await closeBrowser(browser)
+    }
+  }, 30_000)
 })

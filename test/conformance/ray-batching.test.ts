@@ -217,11 +217,7 @@ interface Streaming<T, R> {
   controls: BatchControls<unknown>
 }
 
-function streaming<T, R>(
-  form: Form,
-  options: BatchOptions<T>,
-  handler: (items: T[], info: BatchInfo) => AsyncIterable<StreamStep<R>>,
-): Streaming<T, R> {
+function streaming<T, R>(form: Form, options: BatchOptions<T>, handler: (items: T[], info: BatchInfo) => AsyncIterable<StreamStep<R>>): Streaming<T, R> {
   if (form === 'function') {
     const batched = batch.stream(handler, options)
     return { call: (item, signal) => batched(item, { signal }), controls: batched }
@@ -411,9 +407,7 @@ describe('Ray Serve unit/test_batching.py', () => {
     const { call, records } = multiplexed({ maxBatchSize: 5, batchWaitTimeoutS: 1000 })
     const calls: Promise<string>[] = []
     for (let i = 0; i < 5; i++) calls.push(call('model-a', `a-${i}`), call('model-b', `b-${i}`))
-    await expect(Promise.all(calls)).resolves.toEqual(
-      [0, 1, 2, 3, 4].flatMap((i) => [`model-a:a-${i}`, `model-b:b-${i}`]),
-    )
+    await expect(Promise.all(calls)).resolves.toEqual([0, 1, 2, 3, 4].flatMap((i) => [`model-a:a-${i}`, `model-b:b-${i}`]))
     expect(records.map(([modelId, size]) => [modelId, size]).sort()).toEqual([
       ['model-a', 5],
       ['model-b', 5],
@@ -510,9 +504,7 @@ describe('Ray Serve unit/test_batching.py', () => {
   for (const mode of modes) {
     for (const form of forms) {
       it(`test_batch_args_kwargs[${mode}-${form}]`, async () => {
-        const { call } = unary(form, { maxBatchSize: 2, batchWaitTimeoutS: 1000 }, async (items: TwoArguments[]) =>
-          items.map(pairOf),
-        )
+        const { call } = unary(form, { maxBatchSize: 2, batchWaitTimeoutS: 1000 }, async (items: TwoArguments[]) => items.map(pairOf))
         const results = await Promise.all([call(twoArguments(mode, 'hi1', 'hi2')), call(twoArguments(mode, 'hi3', 'hi4'))])
         expect(results).toEqual([
           ['hi1', 'hi2'],
@@ -548,10 +540,7 @@ describe('Ray Serve unit/test_batching.py', () => {
         })()
 
         const controllers = [new AbortController(), new AbortController()]
-        const calls = [
-          watch(submit.call(['hi1', 'hi2'], controllers[0]!.signal)),
-          watch(submit.call(['hi3', 'hi4'], controllers[1]!.signal)),
-        ]
+        const calls = [watch(submit.call(['hi1', 'hi2'], controllers[0]!.signal)), watch(submit.call(['hi3', 'hi4'], controllers[1]!.signal))]
         await quiesce()
         expect(calls.map((c) => c.settled)).toEqual([false, false])
 
@@ -600,10 +589,7 @@ describe('Ray Serve unit/test_batching.py', () => {
         })()
 
         const controllers = [new AbortController(), new AbortController()]
-        const cancelled = [
-          watch(submit(['hi1', 'hi2'], controllers[0]!.signal)),
-          watch(submit(['hi3', 'hi4'], controllers[1]!.signal)),
-        ]
+        const cancelled = [watch(submit(['hi1', 'hi2'], controllers[0]!.signal)), watch(submit(['hi3', 'hi4'], controllers[1]!.signal))]
         for (const controller of controllers) controller.abort()
         raiseError = false
         await quiesce()
@@ -832,11 +818,7 @@ describe('Ray Serve unit/test_batching.py', () => {
     await useFakeTime()
     const batches: string[][] = []
     const handler = batch(sizedHandler(batches), { maxBatchSize: 20, batchWaitTimeoutS: 0.1, batchSizeFn: (item) => item.size })
-    const calls = [
-      watch(handler({ size: 5, value: 'a' })),
-      watch(handler({ size: 6, value: 'b' })),
-      watch(handler({ size: 7, value: 'c' })),
-    ]
+    const calls = [watch(handler({ size: 5, value: 'a' })), watch(handler({ size: 6, value: 'b' })), watch(handler({ size: 7, value: 'c' }))]
     await elapse(100)
     expect(calls.map((c) => c.value)).toEqual(['a', 'b', 'c'])
     expect(batches).toEqual([['a', 'b', 'c']])
@@ -1027,7 +1009,11 @@ describe('Ray Serve test_batching.py', () => {
 
   it('test_batch_size_fn_simple', async () => {
     await useFakeTime()
-    const replica = sizeBatcher((request: SizedRequest) => request.size, (request: SizedRequest) => request.value * 2, 100)
+    const replica = sizeBatcher(
+      (request: SizedRequest) => request.size,
+      (request: SizedRequest) => request.value * 2,
+      100,
+    )
     const requests = [
       { size: 30, value: 1 },
       { size: 40, value: 2 },
@@ -1045,7 +1031,11 @@ describe('Ray Serve test_batching.py', () => {
       numNodes: number
       graphId: number
     }
-    const replica = sizeBatcher((graph: Graph) => graph.numNodes, (graph: Graph) => graph.graphId * graph.numNodes, 100)
+    const replica = sizeBatcher(
+      (graph: Graph) => graph.numNodes,
+      (graph: Graph) => graph.graphId * graph.numNodes,
+      100,
+    )
     const graphs = [
       { numNodes: 30, graphId: 1 },
       { numNodes: 40, graphId: 2 },
@@ -1060,12 +1050,7 @@ describe('Ray Serve test_batching.py', () => {
     await useFakeTime()
     const words = (sequence: string) => sequence.split(/\s+/).length
     const replica = sizeBatcher(words, words, 1000)
-    const sequences = [
-      'This is a short sequence',
-      'This is a much longer sequence with many more words in it',
-      'Short',
-      'A B C D E F G H I J',
-    ]
+    const sequences = ['This is a short sequence', 'This is a much longer sequence with many more words in it', 'Short', 'A B C D E F G H I J']
     expect(await callAll(replica, sequences)).toEqual([5, 12, 1, 10])
   })
 
@@ -1101,7 +1086,11 @@ describe('Ray Serve test_batching.py', () => {
   })
 
   it('test_batch_size_fn_oversized_item_raises_error', async () => {
-    const replica = sizeBatcher((request: SizedRequest) => request.size, (request: SizedRequest) => request.value, 10)
+    const replica = sizeBatcher(
+      (request: SizedRequest) => request.size,
+      (request: SizedRequest) => request.value,
+      10,
+    )
     // Ray answers 500; an item that can never fit is the client's error, so edgeserve's ItemTooLargeError is a 413.
     const refused = await settledNow(replica.call({ size: 15, value: 0 }))
     expect(refused.error).toBeInstanceOf(ItemTooLargeError)
@@ -1115,7 +1104,11 @@ describe('Ray Serve test_batching.py', () => {
       size: number
       value: string
     }
-    const replica = sizeBatcher((request: Sized) => request.size, (request: Sized) => request.value, 10)
+    const replica = sizeBatcher(
+      (request: Sized) => request.size,
+      (request: Sized) => request.value,
+      10,
+    )
     const requests = [
       { size: 6, value: 'a' },
       { size: 6, value: 'b' },
@@ -1133,7 +1126,11 @@ describe('Ray Serve test_batching.py', () => {
       id: number
       tokens: number
     }
-    const replica = sizeBatcher((request: Tokens) => request.tokens, (request: Tokens) => `processed_${request.id}`, 100)
+    const replica = sizeBatcher(
+      (request: Tokens) => request.tokens,
+      (request: Tokens) => `processed_${request.id}`,
+      100,
+    )
     const requests = [10, 20, 50, 15, 90, 5].map((tokens, i) => ({ id: i + 1, tokens }))
     expect(await callAll(replica, requests)).toEqual(requests.map((request) => `processed_${request.id}`))
     expect(replica.batchUnits.reduce((sum, units) => sum + units, 0)).toBe(190)

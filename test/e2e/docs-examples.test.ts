@@ -110,7 +110,12 @@ async function modelBurst(base: string, path: string, answerKey: string, headers
   for (const features of HOUSES) alone.push(await predict(features))
   expect(new Set(alone).size).toBe(HOUSES.length)
   // Sent together, so that the bad requests land in batches with good ones.
-  const good = HOUSES.map((features) => predict(features).then((value) => ({ value }), (error: unknown) => ({ error })))
+  const good = HOUSES.map((features) =>
+    predict(features).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
+  )
   const badRequests = [
     ['a row of 3 numbers', JSON.stringify({ features: [1, 2, 3] })],
     ['a body that is not JSON', '{"features": [1, 2'],
@@ -139,7 +144,10 @@ const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
 /** Run a script to its end in its project; its output. */
 async function script(unit: Unit, env: Record<string, string> = {}): Promise<string> {
   const { stdout, stderr } = await exec(process.execPath, ['--import', TSX, unit.main], { cwd: unit.dir, env: { ...process.env, ...env }, timeout: 60_000 })
-  expect(stderr.split('\n').filter((line) => /warn/i.test(line)), 'nothing logged as a warning').toEqual([])
+  expect(
+    stderr.split('\n').filter((line) => /warn/i.test(line)),
+    'nothing logged as a warning',
+  ).toEqual([])
   return stdout + stderr
 }
 
@@ -163,8 +171,7 @@ const served = (use: (base: string) => Promise<void>) => (unit: Unit) =>
   running(unit, [process.execPath, join(ROOT, 'bin/edgeserve.js'), 'run', unit.main, '--port', '0'], use)
 
 /** A module that serves itself, on the port PORT names. */
-const selfServed = (use: (base: string) => Promise<void>) => (unit: Unit) =>
-  running(unit, [process.execPath, '--import', TSX, unit.main], use, { PORT: '0' })
+const selfServed = (use: (base: string) => Promise<void>) => (unit: Unit) => running(unit, [process.execPath, '--import', TSX, unit.main], use, { PORT: '0' })
 
 /** A Worker project (its wrangler.toml among the docs' files) in workerd. */
 const inWorkerd = (use: (base: string) => Promise<void>) => async (unit: Unit) => {
@@ -172,7 +179,10 @@ const inWorkerd = (use: (base: string) => Promise<void>) => async (unit: Unit) =
   let timer: ReturnType<typeof setTimeout> | undefined
   const worker = await Promise.race([
     startWorker(new URL(`file://${join(unit.dir, 'wrangler.toml')}`)),
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('workerd did not start within 60 s: does the Worker build? (WORKERD_LOG=log shows why)')), 60_000))),
+    new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error('workerd did not start within 60 s: does the Worker build? (WORKERD_LOG=log shows why)')), 60_000)),
+    ),
   ]).finally(() => clearTimeout(timer))
   try {
     await use(worker.url)
@@ -228,7 +238,9 @@ const CHECKS: Record<string, Check> = {
   'README.md › The request follows every await': {
     runtime: 'node',
     run: served(async (base) => {
-      const counts = await Promise.all(['one', 'one two', 'one two three'].map((text) => fetch(`${base}/count`, { method: 'POST', body: text }).then((r) => r.json())))
+      const counts = await Promise.all(
+        ['one', 'one two', 'one two three'].map((text) => fetch(`${base}/count`, { method: 'POST', body: text }).then((r) => r.json())),
+      )
       expect(counts).toEqual([1, 2, 3])
     }),
   },
@@ -482,9 +494,10 @@ beforeAll(async () => {
     const mine = [...units.values()].filter((unit) => CHECKS[unit.block.id]!.runtime === runtime && /\.ts$/.test(unit.main))
     const include = mine.flatMap((unit) => [`${unit.dir.slice(scratch.length + 1)}/${unit.main}`, `${unit.dir.slice(scratch.length + 1)}/*.d.ts`])
     writeFileSync(join(scratch, `tsconfig.${runtime}.json`), tsconfig(runtime, include))
-    const result = await exec(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${runtime}.json`], { cwd: scratch, timeout: 180_000 }).catch(
-      (failed: { stdout?: string }) => ({ stdout: failed.stdout ?? '' }),
-    )
+    const result = await exec(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${runtime}.json`], {
+      cwd: scratch,
+      timeout: 180_000,
+    }).catch((failed: { stdout?: string }) => ({ stdout: failed.stdout ?? '' }))
     // Errors in the docs' files only: the repository's own sources are checked by `npm run typecheck`, under its settings.
     for (const line of result.stdout.split('\n')) {
       const unit = mine.find((each) => line.startsWith(`${each.dir.slice(scratch.length + 1)}/`))

@@ -15,9 +15,7 @@ afterAll(async () => {
 
 describe('the demo app under wrangler dev', () => {
   it('answers the seed queries through the Durable Object', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 9 }, (_, i) => fetch(`${dev.url}/adder?number=${i}`).then((r) => r.text())),
-    )
+    const results = await Promise.all(Array.from({ length: 9 }, (_, i) => fetch(`${dev.url}/adder?number=${i}`).then((r) => r.text())))
     expect(results.map(Number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
     // The object's log reaches us through workerd's pipe and then wrangler's, possibly after the answers.
     expect(await dev.waitForOutput(/Our input array has shape: \(\d+,\)/)).toMatch(/Our input array has shape: \(\d+,\)/)
@@ -26,7 +24,9 @@ describe('the demo app under wrangler dev', () => {
   it('serves the autoscaled adder: its coordinator object starts a replica for the first request', async () => {
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => fetch(`${dev.url}/adder/autoscaled?number=${i}`).then((r) => r.text())))
     expect(answers.map(Number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
-    const routes = (await (await fetch(`${dev.url}/-/routes`)).json()) as { deployments: { name: string; replicas: number; options: { numReplicas: unknown } }[] }
+    const routes = (await (await fetch(`${dev.url}/-/routes`)).json()) as {
+      deployments: { name: string; replicas: number; options: { numReplicas: unknown } }[]
+    }
     const scaled = routes.deployments.find((d) => d.name === 'ScaledAdder')!
     expect(scaled.options.numReplicas).toBe('auto')
     expect(scaled.replicas).toBeGreaterThanOrEqual(1)
@@ -92,7 +92,10 @@ describe('the demo app under wrangler dev', () => {
       connection.close()
     }
     // workerd logs "✘ [ERROR] Uncaught Error: Network connection lost." when its pump of a body into an object breaks.
-    const lines = dev.output().replace(/\x1b\[[0-9;]*m/g, '').split('\n')
+    const lines = dev
+      .output()
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
     expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
 
@@ -102,7 +105,10 @@ describe('the demo app under wrangler dev', () => {
     const connection = await RawConnection.open(dev.url)
     const size = 60 * 1024
     try {
-      for (const [path, status] of [['/no-such-route', 404], ['/ocr/direction', 415]] as const) {
+      for (const [path, status] of [
+        ['/no-such-route', 404],
+        ['/ocr/direction', 415],
+      ] as const) {
         await connection.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${size}\r\n\r\n`)
         await connection.write(new Uint8Array(1000))
         const answer = connection.next(30_000)

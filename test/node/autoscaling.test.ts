@@ -115,7 +115,11 @@ describe('autoscaling on Node, replicas in process', () => {
   it('scales up under load to maxReplicas and back to minReplicas when idle, losing and duplicating nothing', async () => {
     expect(await replicasNow(server.url, 'Echo')).toBe(1)
     let done = false
-    const load = closedLoop((id) => `${server.url}/echo?id=${id}`, 12, () => done)
+    const load = closedLoop(
+      (id) => `${server.url}/echo?id=${id}`,
+      12,
+      () => done,
+    )
     try {
       await waitFor(async () => (await replicasNow(server.url, 'Echo')) === 3, 'three replicas under load')
       // Keep the load on a little, so every replica serves while the count is at its maximum.
@@ -199,7 +203,15 @@ describe('autoscaling on Node, replicas in process', () => {
     const shown = body.deployments.find((d) => d.name === 'Echo')!
     expect(shown.options).toMatchObject({
       numReplicas: 'auto',
-      autoscaling: { minReplicas: 1, maxReplicas: 3, initialReplicas: 1, targetOngoingRequests: 2, upscaleDelayS: 0.05, downscaleDelayS: 0.2, lookBackPeriodS: 0.2 },
+      autoscaling: {
+        minReplicas: 1,
+        maxReplicas: 3,
+        initialReplicas: 1,
+        targetOngoingRequests: 2,
+        upscaleDelayS: 0.05,
+        downscaleDelayS: 0.2,
+        lookBackPeriodS: 0.2,
+      },
     })
     expect(shown.replicas).toBe(1)
   })
@@ -223,7 +235,12 @@ describe('autoscaling on Node, replicas on worker threads', () => {
 
       let done = false
       const seen: LoadAnswer[] = []
-      const load = closedLoop((id) => `${threaded.url}/scaled?id=${id}`, 6, () => done, seen)
+      const load = closedLoop(
+        (id) => `${threaded.url}/scaled?id=${id}`,
+        6,
+        () => done,
+        seen,
+      )
       try {
         await waitFor(async () => (await replicasNow(threaded.url, 'Scaled')) === 2, 'two thread replicas under load')
         // The count moves when the autoscaler decides; the new thread answers

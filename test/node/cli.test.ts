@@ -19,7 +19,7 @@ const attempt = (args: string[]) =>
   )
 
 describe('edgeserve run', () => {
-  it('serves a file\'s default export on the given port and host, with --name', async () => {
+  it("serves a file's default export on the given port and host, with --name", async () => {
     const server = await spawnServer(['run', 'examples/adder/app.ts', '--port', '0', '--host', '127.0.0.1', '--name', 'Adder-App'])
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -41,9 +41,7 @@ describe('edgeserve run', () => {
   })
 
   it("runs Ray Serve's text generator tutorial as documented: the text generator under --name Text-Completion-App", async () => {
-    const server = await spawnServer(
-      ['run', 'examples/text-generator/app.ts', '--port', '0', '--name', 'Text-Completion-App', '--rpc-token', 'seed-003'],
-    )
+    const server = await spawnServer(['run', 'examples/text-generator/app.ts', '--port', '0', '--name', 'Text-Completion-App', '--rpc-token', 'seed-003'])
     try {
       const text = await (await fetch(`${server.url}/?text=Once+upon+a+time`)).text()
       expect(text.length).toBeGreaterThan(10)
@@ -86,7 +84,9 @@ describe('edgeserve run', () => {
     } finally {
       expect(await debug.stop()).toBe(0)
     }
-    const silent = await spawnServer(['run', 'examples/adder/app.ts', '--port', '0', '--threads', '--log-level', 'silent'], { env: { EDGESERVE_LOG_LEVEL: 'debug' } })
+    const silent = await spawnServer(['run', 'examples/adder/app.ts', '--port', '0', '--threads', '--log-level', 'silent'], {
+      env: { EDGESERVE_LOG_LEVEL: 'debug' },
+    })
     try {
       expect(await (await fetch(`${silent.url}/adder?number=1`)).text()).toBe('2')
     } finally {

@@ -83,7 +83,9 @@ describe('/-/dashboard on Node', () => {
 
   it('refuses a dashboard option that is not a page, naming what to pass', async () => {
     await expect(serve(app, { port: 0, handleSignals: false, dashboard: true as never })).rejects.toThrow(
-      new TypeError("serve: options.dashboard must be false (serve no dashboard) or the page from 'edgeserve/dashboard'; leave it out for the built-in one, received true"),
+      new TypeError(
+        "serve: options.dashboard must be false (serve no dashboard) or the page from 'edgeserve/dashboard'; leave it out for the built-in one, received true",
+      ),
     )
   })
 })
@@ -112,7 +114,10 @@ describe('/-/routes: what the dashboard draws for an adaptive method', () => {
     const server = await serve(new Hono().get('/measured', ingress(deployment(Measured))), { port: 0, handleSignals: false, name: 'dashboard-adaptive-test' })
     try {
       type Routes = {
-        deployments: { name: string; adaptive: { replica: number; methods: Record<string, { batchSizeLimit: number; costCurve: { size: number; ms: number }[] }> } | null }[]
+        deployments: {
+          name: string
+          adaptive: { replica: number; methods: Record<string, { batchSizeLimit: number; costCurve: { size: number; ms: number }[] }> } | null
+        }[]
       }
       const measured = async () => ((await (await fetch(`${server.url}/-/routes`)).json()) as Routes).deployments.find((d) => d.name === 'Measured')!.adaptive!
       // Rounds of 64 calls at once, so that batches run back to back and the queue measures several sizes.
@@ -139,7 +144,9 @@ describe('/-/routes: what the dashboard draws for an adaptive method', () => {
       expect(costCurve.map((p) => p.size)).toEqual([...new Set(costCurve.map((p) => p.size))].sort((a, b) => a - b))
       expect(costCurve.every((p) => [1, 2, 3, 4, 6, 8, 11, 16].includes(p.size) && p.ms >= 2.5)).toBe(true)
 
-      const metrics = (await (await fetch(`${server.url}/-/metrics.json`)).json()) as { metrics: { name: string; samples: { labels: Record<string, string>; value: number }[] }[] }
+      const metrics = (await (await fetch(`${server.url}/-/metrics.json`)).json()) as {
+        metrics: { name: string; samples: { labels: Record<string, string>; value: number }[] }[]
+      }
       const gauge = metrics.metrics.find((f) => f.name === 'edgeserve_batch_size_limit')!
       const limitOf = (method: string) => gauge.samples.find((s) => s.labels.deployment === 'Measured' && s.labels.method === method)!.value
       expect(limitOf('adaptive')).toBe(batchSizeLimit)
@@ -165,7 +172,11 @@ describe('/-/dashboard through serveWorker()', () => {
   })
 
   it('refuses a dashboard option that is not a page, naming what to pass', () => {
-    for (const [value, received] of [[true, 'true'], [{ html: '<p>' }, 'an object'], ['yes', '"yes"']] as const) {
+    for (const [value, received] of [
+      [true, 'true'],
+      [{ html: '<p>' }, 'an object'],
+      ['yes', '"yes"'],
+    ] as const) {
       expect(() => serveWorker(app, { dashboard: value as never })).toThrow(
         new TypeError(
           `serveWorker: options.dashboard must be the page from 'edgeserve/dashboard' (import { dashboard } from 'edgeserve/dashboard'; serveWorker(app, { dashboard })), or left out to serve none, received ${received}`,

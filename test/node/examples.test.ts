@@ -101,9 +101,7 @@ describe('the text generator tutorial in-process: getDeploymentHandle by deploym
 describe('adder-origin: HTTP and handle calls never share a batch', () => {
   it('keeps origins apart under mixed concurrent load, and the handler knows the origin', async () => {
     const http = Array.from({ length: 12 }, (_, i) => fetch(`${demoServer.url}/adder-origin?number=${i}`).then((r) => r.text()))
-    const viaHandle = Array.from({ length: 12 }, (_, i) =>
-      fetch(`${demoServer.url}/adder-origin/handle?number=${100 + i}`).then((r) => r.text()),
-    )
+    const viaHandle = Array.from({ length: 12 }, (_, i) => fetch(`${demoServer.url}/adder-origin/handle?number=${100 + i}`).then((r) => r.text()))
     const handle = getDeploymentHandle<OriginAwareAdder>('OriginAwareAdder', { app: 'demo' })
     const direct = Array.from({ length: 6 }, (_, i) => handle.handleBatch.remote(200 + i))
     expect((await Promise.all(http)).map(Number)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))

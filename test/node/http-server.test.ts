@@ -128,7 +128,10 @@ describe('what @hono/node-server would answer with an empty body', () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined)
     try {
       const answer = await fetch(`${base}/throws`)
-      expect([answer.status, await answer.json()]).toEqual([500, { error: { type: 'InternalServerError', message: 'an internal error occurred while handling this request' } }])
+      expect([answer.status, await answer.json()]).toEqual([
+        500,
+        { error: { type: 'InternalServerError', message: 'an internal error occurred while handling this request' } },
+      ])
       expect(logged.mock.calls.some(([, error]) => error instanceof Error && error.message === 'a bug in the app')).toBe(true)
     } finally {
       logged.mockRestore()

@@ -89,7 +89,10 @@ describe('OCR pipeline on Node', () => {
         }
       }
       // An upside-down page reads first line first, and says it was turned.
-      expect(lines.every((line) => line.angle === (page.file.includes('rot180') ? 180 : 0)), page.file).toBe(true)
+      expect(
+        lines.every((line) => line.angle === (page.file.includes('rot180') ? 180 : 0)),
+        page.file,
+      ).toBe(true)
     }
     // Receipt rows: each price is in its item's row, after it.
     const receipt = answers[pages.findIndex((p) => p.file === 'receipt.png')]!
@@ -161,7 +164,16 @@ describe('the OCR recognizer: a line reads the same whatever it is batched with'
   it('gives each line the text it has alone, and its confidence within float rounding, when lines of other widths are in flight', async () => {
     const recognizer = (await new Replica(textRecognizer.bind({ maxBatchSize: 8, adaptive: false }), 0, {}).instance()) as TextRecognizer
     // Lines of many widths, each twice: the same width may share a run, a wider one must not pad it.
-    const texts = ['The clocks were striking thirteen', 'Hello, world:', 'TOTAL 14.53', 'Sales grew by 12 percent', 'Bagel with cream', 'Tax 1.08', 'Invoice No 2024-0187', 'a poster was tacked up']
+    const texts = [
+      'The clocks were striking thirteen',
+      'Hello, world:',
+      'TOTAL 14.53',
+      'Sales grew by 12 percent',
+      'Bagel with cream',
+      'Tax 1.08',
+      'Invoice No 2024-0187',
+      'a poster was tacked up',
+    ]
     const lines = texts.flatMap((text) => [2, 3].map((scale) => resizeForRecognition(renderTextLine(text, { scale, margin: 4 }))))
     const alone: DecodedLine[] = []
     for (const line of lines) alone.push(await recognizer.recognize(line))

@@ -176,10 +176,7 @@ const app = new Hono<{ Bindings: { incoming: IncomingMessage; outgoing: ServerRe
   .get('/gated', ingress(deployment(Gated)))
   .get('/hangs', ingress(deployment(Hangs, { requestTimeoutS: 0.3 })))
   .get('/stalls', ingress(stalls))
-  .get(
-    '/stalls-batched',
-    ingress(deployment(StallsBatched, { requestTimeoutS: 0.3, batching: { maxBatchSize: 1, batchWaitTimeoutS: 0 } })),
-  )
+  .get('/stalls-batched', ingress(deployment(StallsBatched, { requestTimeoutS: 0.3, batching: { maxBatchSize: 1, batchWaitTimeoutS: 0 } })))
   .get('/behind-door', ingress(deployment(BehindDoor)))
   .get('/calls-after-door', ingress(deployment(CallsAfterDoor).bind(callee)))
   .get('/single-slot', ingress(deployment(Guarded, { name: 'SingleSlot', maxOngoingRequests: 1, maxQueuedRequests: 1 })))
@@ -245,7 +242,10 @@ describe('serve() on a loopback port', () => {
   it('refuses options it cannot use before anything starts, saying what to pass', async () => {
     // As a JavaScript caller may pass them: TypeScript would refuse each one.
     const refused = async (options: Record<string, unknown>) => {
-      const error = await serve(new Hono(), { handleSignals: false, ...(options as ServeOptions) }).then(() => undefined, (e: Error) => e)
+      const error = await serve(new Hono(), { handleSignals: false, ...(options as ServeOptions) }).then(
+        () => undefined,
+        (e: Error) => e,
+      )
       return error?.message
     }
     expect(await refused({ port: '8000' })).toBe('port must be a number from 0 to 65535, received the string "8000": pass Number("8000")')
@@ -269,7 +269,12 @@ describe('serve() on a loopback port', () => {
   })
 
   it('refuses threads.deployments that names a deployment the app does not serve', async () => {
-    const error = await serve(app, { port: 0, name: 'threads-typo', handleSignals: false, threads: { module: import.meta.url, deployments: ['BatchAdd'] } }).then(
+    const error = await serve(app, {
+      port: 0,
+      name: 'threads-typo',
+      handleSignals: false,
+      threads: { module: import.meta.url, deployments: ['BatchAdd'] },
+    }).then(
       () => undefined,
       (e: Error) => e,
     )
@@ -529,11 +534,10 @@ describe('serve() on a loopback port', () => {
 
 describe('remote handles (edgeserve/client)', () => {
   it('calls a deployment from a separate Node process, and refuses a wrong token', async () => {
-    const { stdout } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'test/node/fixtures/remote-client.ts', server.url, TOKEN, 'test-app'],
-      { cwd: ROOT, timeout: 30_000 },
-    )
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/node/fixtures/remote-client.ts', server.url, TOKEN, 'test-app'], {
+      cwd: ROOT,
+      timeout: 30_000,
+    })
     const { results, refused } = JSON.parse(stdout.trim().split('\n').at(-1)!) as { results: number[]; refused: string }
     expect(results).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
     expect(refused).toMatch(/^401 /)

@@ -35,7 +35,6 @@ afterAll(async () => {
   await server?.close()
 })
 
-
 /** `deployment`'s requests so far, by the status they were answered (summed over replicas), from /-/metrics.json. */
 async function requestsByStatus(deployment: string): Promise<Map<string, number>> {
   const metrics = (await (await fetch(`${server.url}/-/metrics.json`)).json()) as {
@@ -89,7 +88,7 @@ describe('serve({ threads })', () => {
     expect(threads.has(threadId)).toBe(false)
   })
 
-  it("answers a plain value from a thread as in process: its status, content type and bytes", async () => {
+  it('answers a plain value from a thread as in process: its status, content type and bytes', async () => {
     const get = async (kind: string) => {
       const response = await fetch(`${server.url}/answers?kind=${kind}`)
       return { status: response.status, type: response.headers.get('content-type'), bytes: [...new Uint8Array(await response.arrayBuffer())] }
@@ -168,21 +167,24 @@ describe('serve({ threads })', () => {
       expect(await whole.json()).toEqual({ bytes: 100 })
     })
 
-    it.each(Object.keys(unfinished) as (keyof typeof unfinished)[])('a client that leaves mid-body (%s) is a cancelled request (499), not an error in the log', async (kind) => {
-      const errors = vi.spyOn(console, 'error')
-      try {
-        const cancelled = async () => (await requestsByStatus('BodyLength')).get('499') ?? 0
-        const [before, seen] = [await cancelled(), bodyLengthRequestsSeen()]
-        const connection = await RawConnection.open(server.url)
-        await connection.send(unfinished[kind])
-        await waitFor(() => bodyLengthRequestsSeen() === seen + 1, 'the server to begin serving the request')
-        connection.reset()
-        await waitFor(async () => (await cancelled()) === before + 1, 'the request to count as cancelled')
-        expect(errors.mock.calls.filter((call) => /unhandled error/.test(String(call[0])))).toEqual([])
-      } finally {
-        errors.mockRestore()
-      }
-    })
+    it.each(Object.keys(unfinished) as (keyof typeof unfinished)[])(
+      'a client that leaves mid-body (%s) is a cancelled request (499), not an error in the log',
+      async (kind) => {
+        const errors = vi.spyOn(console, 'error')
+        try {
+          const cancelled = async () => (await requestsByStatus('BodyLength')).get('499') ?? 0
+          const [before, seen] = [await cancelled(), bodyLengthRequestsSeen()]
+          const connection = await RawConnection.open(server.url)
+          await connection.send(unfinished[kind])
+          await waitFor(() => bodyLengthRequestsSeen() === seen + 1, 'the server to begin serving the request')
+          connection.reset()
+          await waitFor(async () => (await cancelled()) === before + 1, 'the request to count as cancelled')
+          expect(errors.mock.calls.filter((call) => /unhandled error/.test(String(call[0])))).toEqual([])
+        } finally {
+          errors.mockRestore()
+        }
+      },
+    )
   })
 
   it('reports thread replicas on /-/metrics.json, /-/healthz and /-/routes', async () => {

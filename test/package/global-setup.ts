@@ -18,7 +18,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
   // Lifecycle output may precede the JSON on stdout.
   const [packed] = JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string; size: number; unpackedSize: number; entryCount: number }[]
   if (!packed) throw new Error(`npm pack reported nothing:\n${stdout}`)
-  console.log(`package tests: ${packed.filename}, ${packed.entryCount} files, ${(packed.size / 1000).toFixed(1)} kB packed, ${(packed.unpackedSize / 1000).toFixed(1)} kB unpacked`)
+  console.log(
+    `package tests: ${packed.filename}, ${packed.entryCount} files, ${(packed.size / 1000).toFixed(1)} kB packed, ${(packed.unpackedSize / 1000).toFixed(1)} kB unpacked`,
+  )
   project.provide('tarball', join(dir, packed.filename))
   project.provide('projectsDir', join(dir, 'projects'))
   return () => rmSync(dir, { recursive: true, force: true })

@@ -335,9 +335,7 @@ describe('TypeScript on Node (types: ["node"])', () => {
       // A burst with one malformed row (2 features, not 8): every good row is still answered with its own
       // price, the malformed one gets a 4xx; a body that is not JSON gets a 4xx too.
       const post = (body: string) => fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      const burst = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => post(JSON.stringify({ features: i === 9 ? [1, 2] : rows[i % 2] }))),
-      )
+      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => post(JSON.stringify({ features: i === 9 ? [1, 2] : rows[i % 2] }))))
       for (const [i, response] of burst.entries()) {
         if (i === 9) continue
         expect(response.status, `good row ${i}`).toBe(200)

@@ -83,7 +83,8 @@ describe('Workers, from the installed package', () => {
       expect(manifest.dependencies.edgeserve).toMatch(/^file:.*\.tgz$/)
       expect(existsSync(join(projects[kind].dir, 'node_modules/wrangler/package.json'))).toBe(true)
     }
-    for (const name of ['typescript', '@cloudflare/workers-types', 'onnxruntime-web']) expect(existsSync(join(projects.model.dir, 'node_modules', name))).toBe(true)
+    for (const name of ['typescript', '@cloudflare/workers-types', 'onnxruntime-web'])
+      expect(existsSync(join(projects.model.dir, 'node_modules', name))).toBe(true)
   })
 
   it('`npx tsc` checks the model Worker under the README’s tsconfig without a word', async () => {

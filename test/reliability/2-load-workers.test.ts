@@ -50,7 +50,11 @@ describe('load through wrangler dev', () => {
     agent.destroy()
     await sleep(500)
     const rssAfter = workerdRss()
-    recorder.fact('memory', { workerdRssBeforeMb: rssBefore, workerdRssAfterMb: rssAfter, bound: `rss after <= rss before + ${RSS_SLACK_MB} MB (no forced GC in workerd; it grows under wrangler dev even without edgeserve)` })
+    recorder.fact('memory', {
+      workerdRssBeforeMb: rssBefore,
+      workerdRssAfterMb: rssAfter,
+      bound: `rss after <= rss before + ${RSS_SLACK_MB} MB (no forced GC in workerd; it grows under wrangler dev even without edgeserve)`,
+    })
     expect(rssBefore).toBeGreaterThan(0)
     expect(rssAfter).toBeLessThanOrEqual(rssBefore + RSS_SLACK_MB)
     expect((await request(dev.url, { path: '/-/healthz', timeoutMs: 30_000 })).status).toBe(200)
@@ -59,10 +63,24 @@ describe('load through wrangler dev', () => {
 
   it('reaches Durable Objects only through the app routes: no path or header gets to one directly', async () => {
     const paths = [
-      '/BatchAdder', '/BatchAdder/0', '/BatchAdder/BatchAdder%2F0', '/OriginAwareAdder/0', '/HousePricePredictor/0',
-      '/-/rpc/default/BatchAdder/handleBatch', '/-/rpc/BatchAdder/handleBatch', '/-/do/BatchAdder/0', '/-/BatchAdder',
-      '/__durable_object/BatchAdder', '/cdn-cgi/mf/BatchAdder', '/adder/../BatchAdder/0', '/%2e%2e/BatchAdder/0',
-      '/BatchAdder/0/invoke', '/BatchAdder/0/resetForTest', '/resetForTest', '/invoke', '/-/invoke',
+      '/BatchAdder',
+      '/BatchAdder/0',
+      '/BatchAdder/BatchAdder%2F0',
+      '/OriginAwareAdder/0',
+      '/HousePricePredictor/0',
+      '/-/rpc/default/BatchAdder/handleBatch',
+      '/-/rpc/BatchAdder/handleBatch',
+      '/-/do/BatchAdder/0',
+      '/-/BatchAdder',
+      '/__durable_object/BatchAdder',
+      '/cdn-cgi/mf/BatchAdder',
+      '/adder/../BatchAdder/0',
+      '/%2e%2e/BatchAdder/0',
+      '/BatchAdder/0/invoke',
+      '/BatchAdder/0/resetForTest',
+      '/resetForTest',
+      '/invoke',
+      '/-/invoke',
     ]
     const headerSets: Record<string, string>[] = [
       {},
@@ -81,7 +99,8 @@ describe('load through wrangler dev', () => {
           security.answer(answer)
           if (!isJson(answer)) notJson.add(Object.keys(headers).join(' + ') || '(no extra headers)')
           // Only the app answers: its 404. A replica would answer 200, 4xx JSON from a deployment, or a number.
-          if (answer.status !== 404 || /^\d+$/.test(answer.text.trim())) leaked.push(`${method} ${path} ${JSON.stringify(headers)} -> ${answer.status} ${answer.text.slice(0, 80)}`)
+          if (answer.status !== 404 || /^\d+$/.test(answer.text.trim()))
+            leaked.push(`${method} ${path} ${JSON.stringify(headers)} -> ${answer.status} ${answer.text.slice(0, 80)}`)
         }
       }
     }

@@ -77,12 +77,34 @@ describe('faults on Workers', () => {
 })
 
 describe('security on Workers', () => {
-  const refused = ['constructor', '__proto__', 'prototype', '_secret', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'isPrototypeOf', 'nope', 'resetForTest', 'invoke', 'metrics', 'health', 'describe', 'ctx', 'env', '']
+  const refused = [
+    'constructor',
+    '__proto__',
+    'prototype',
+    '_secret',
+    'toString',
+    'hasOwnProperty',
+    'valueOf',
+    '__defineGetter__',
+    'isPrototypeOf',
+    'nope',
+    'resetForTest',
+    'invoke',
+    'metrics',
+    'health',
+    'describe',
+    'ctx',
+    'env',
+    '',
+  ]
 
   it('a handle call over Durable Object RPC reaches only declared methods', async () => {
     expect(JSON.parse((await send('/call?method=add&x=41', 'GET', security)).text)).toEqual({ value: 42 })
     for (const method of refused.filter(Boolean)) {
-      const answer = JSON.parse((await send(`/call?method=${encodeURIComponent(method)}`, 'GET', security)).text) as { error?: { type: string; message: string }; status?: number }
+      const answer = JSON.parse((await send(`/call?method=${encodeURIComponent(method)}`, 'GET', security)).text) as {
+        error?: { type: string; message: string }
+        status?: number
+      }
       security.scan(JSON.stringify(answer))
       expect(answer.status, method).toBe(404)
       expect(answer.error?.message, method).toMatch(/cannot be called through a handle/)
@@ -92,7 +114,10 @@ describe('security on Workers', () => {
   it("raw Durable Object RPC (the object's invoke) refuses the same names", async () => {
     expect(JSON.parse((await send('/raw-invoke?method=add&x=1', 'GET', security)).text)).toEqual({ ok: true, value: 2 })
     for (const method of refused) {
-      const outcome = JSON.parse((await send(`/raw-invoke?method=${encodeURIComponent(method)}`, 'GET', security)).text) as { ok: boolean; error?: { status: number; message: string } }
+      const outcome = JSON.parse((await send(`/raw-invoke?method=${encodeURIComponent(method)}`, 'GET', security)).text) as {
+        ok: boolean
+        error?: { status: number; message: string }
+      }
       security.scan(JSON.stringify(outcome))
       expect(outcome.ok, method).toBe(false)
       expect(outcome.error?.status, method).toBe(404)

@@ -23,7 +23,10 @@ const BAD = 5_200
 const GOOD_EVERY = 8
 const CONCURRENCY = 32
 
-const recorder = new Recorder('5-bad-input', `Bad input: ${BAD.toLocaleString('en')} malformed requests across every demo route (seed ${SEED}), good ones interleaved`)
+const recorder = new Recorder(
+  '5-bad-input',
+  `Bad input: ${BAD.toLocaleString('en')} malformed requests across every demo route (seed ${SEED}), good ones interleaved`,
+)
 let server: NodeServer
 const agent = keepAliveAgent(CONCURRENCY)
 const fixtures = ocrFixtures()
@@ -48,10 +51,14 @@ const PROMPTS = ['Once upon a time', 'The quick brown fox', 'hello', 'It was a d
 async function goodCases(prng: Prng, count: number): Promise<GoodCase[]> {
   const kinds = Array.from({ length: count }, () => prng.int(0, 9))
   // Direct predictions, outside any server, for every good /predict.
-  const rows = kinds.filter((k) => k === 3 || k === 4).map(() => FEATURE_NAMES.map((name) => {
-    const [min, max] = FEATURE_RANGES[name]
-    return Math.round((min + prng.next() * (max - min)) * 1000) / 1000
-  }))
+  const rows = kinds
+    .filter((k) => k === 3 || k === 4)
+    .map(() =>
+      FEATURE_NAMES.map((name) => {
+        const [min, max] = FEATURE_RANGES[name]
+        return Math.round((min + prng.next() * (max - min)) * 1000) / 1000
+      }),
+    )
   const prices = rows.length > 0 ? await new HousePricePredictor().predict(rows) : []
   // Direct continuations, for every prompt used.
   const generator = new BatchTextGenerator()
@@ -86,7 +93,10 @@ async function goodCases(prng: Prng, count: number): Promise<GoodCase[]> {
         check: (a) => {
           if (a.status !== 200) return 'expected 200'
           const text = stream
-            ? [...a.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as unknown).filter((t): t is string => typeof t === 'string').join('')
+            ? [...a.text.matchAll(/^data: (.*)$/gm)]
+                .map((m) => JSON.parse(m[1]!) as unknown)
+                .filter((t): t is string => typeof t === 'string')
+                .join('')
             : a.text
           return text === expected && (!stream || a.text.includes('event: end')) ? undefined : `expected ${JSON.stringify(expected)}`
         },
@@ -96,7 +106,10 @@ async function goodCases(prng: Prng, count: number): Promise<GoodCase[]> {
     return {
       route: '/ocr/direction',
       spec: { method: 'POST', path: '/ocr/direction', body: fixture.bytes, headers: { 'content-type': fixture.type } },
-      check: (a) => (a.status === 200 && (JSON.parse(a.text) as { angle: number }).angle === fixture.angle ? undefined : `expected angle ${fixture.angle} for ${fixture.file}`),
+      check: (a) =>
+        a.status === 200 && (JSON.parse(a.text) as { angle: number }).angle === fixture.angle
+          ? undefined
+          : `expected angle ${fixture.angle} for ${fixture.file}`,
     }
   })
 }
@@ -162,12 +175,19 @@ describe('bad input on Node', () => {
     // Raw sockets: the server answers 413 at once, while the client is still
     // writing; the answer must arrive whole, and say the connection closes.
     const size = 20 * 1024 * 1024
-    for (const [path, type] of [['/predict', 'application/json'], ['/ocr/direction', 'image/png']] as const) {
+    for (const [path, type] of [
+      ['/predict', 'application/json'],
+      ['/ocr/direction', 'image/png'],
+    ] as const) {
       for (let i = 0; i < 2; i++) {
         const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: ${size}\r\n\r\n`
         const raw = await rawExchange(server.url, head, { plainBytes: size }, 30_000)
         recorder.answer({ status: raw.status, headers: { 'content-type': 'application/json' }, body: Buffer.from(raw.body), text: raw.body, ms: raw.ms })
-        expect([raw.status, errorOf({ text: raw.body } as Answer)?.type, /\r\nconnection: close(\r\n|$)/i.test(raw.head)], path).toEqual([413, 'HTTPError', true])
+        expect([raw.status, errorOf({ text: raw.body } as Answer)?.type, /\r\nconnection: close(\r\n|$)/i.test(raw.head)], path).toEqual([
+          413,
+          'HTTPError',
+          true,
+        ])
       }
     }
     recorder.fact('twentyMegabyteBodies', 4)

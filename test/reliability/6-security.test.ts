@@ -37,9 +37,29 @@ const send = async (base: string, spec: RequestSpec): Promise<Answer> => {
 
 /** Names no handle may call: the constructor, prototype plumbing, Object.prototype, '_'-names, undeclared ones. */
 const FORBIDDEN = [
-  'constructor', '__proto__', 'prototype', '_private', '_', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
-  'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable',
-  'computed', 'secret', 'counter', 'missing', 'apply', 'call', 'bind', 'length', 'name',
+  'constructor',
+  '__proto__',
+  'prototype',
+  '_private',
+  '_',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'computed',
+  'secret',
+  'counter',
+  'missing',
+  'apply',
+  'call',
+  'bind',
+  'length',
+  'name',
 ]
 
 class Guarded {
@@ -66,7 +86,10 @@ describe('handles call only what the class declares', () => {
   it('in-process handles refuse the constructor, __proto__, prototype members and _-names', async () => {
     const guarded = deployment(Derived, { name: 'Guarded' })
     const replica = new Replica(guarded, 0)
-    const handle = getHandle(guarded, { Guarded: new ReplicaSet(guarded, [replica]) }) as unknown as Record<string, { remote(...a: unknown[]): Promise<unknown> }>
+    const handle = getHandle(guarded, { Guarded: new ReplicaSet(guarded, [replica]) }) as unknown as Record<
+      string,
+      { remote(...a: unknown[]): Promise<unknown> }
+    >
     expect(await handle.visible!.remote(1)).toBe(2)
     expect(await handle.more!.remote(2)).toBe(4)
     for (const name of [...FORBIDDEN, '']) {
@@ -99,8 +122,23 @@ describe('handles call only what the class declares', () => {
       expect([answer.status, errorOf(answer)?.type], name).toEqual([404, 'HTTPError'])
     }
     // Paths that are not app/deployment/method, or names no app has.
-    for (const path of ['handleBatch', 'BatchAdder/handleBatch', 'default/BatchAdder/handleBatch/extra', 'default/BatchAdder/', 'default/__proto__/toString', 'default/constructor/call', '__proto__/BatchAdder/handleBatch', 'default/Object/toString', '..%2Fdefault/BatchAdder/handleBatch']) {
-      const answer = await send(withRpc.url, { method: 'POST', path: `/-/rpc/${path}`, body: '{"args":[1]}', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } })
+    for (const path of [
+      'handleBatch',
+      'BatchAdder/handleBatch',
+      'default/BatchAdder/handleBatch/extra',
+      'default/BatchAdder/',
+      'default/__proto__/toString',
+      'default/constructor/call',
+      '__proto__/BatchAdder/handleBatch',
+      'default/Object/toString',
+      '..%2Fdefault/BatchAdder/handleBatch',
+    ]) {
+      const answer = await send(withRpc.url, {
+        method: 'POST',
+        path: `/-/rpc/${path}`,
+        body: '{"args":[1]}',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      })
       expect([answer.status, errorOf(answer)?.type], path).toEqual([404, 'HTTPError'])
     }
     // Malformed percent-encoding is the caller's error, not a 500.
@@ -119,25 +157,48 @@ describe('handles call only what the class declares', () => {
 describe('the remote RPC route', () => {
   it('is off by default: 404, token or not', async () => {
     for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }, { authorization: 'Bearer ' }] as Record<string, string>[]) {
-      const answer = await send(plain.url, { method: 'POST', path: '/-/rpc/default/BatchAdder/handleBatch', body: '{"args":[1]}', headers: { 'content-type': 'application/json', ...headers } })
+      const answer = await send(plain.url, {
+        method: 'POST',
+        path: '/-/rpc/default/BatchAdder/handleBatch',
+        body: '{"args":[1]}',
+        headers: { 'content-type': 'application/json', ...headers },
+      })
       expect(answer.status).toBe(404)
     }
   })
 
   it('refuses a missing or wrong token with 401, before reading the body', async () => {
     const wrong = [
-      undefined, '', 'Bearer', 'Bearer ', `bearer ${TOKEN}`, `Bearer  ${TOKEN}`, `Bearer ${TOKEN}x`,
-      `Bearer ${TOKEN.slice(0, -1)}`, `Basic ${Buffer.from(`user:${TOKEN}`).toString('base64')}`, TOKEN, `Token ${TOKEN}`,
-      `Bearer ${TOKEN.toUpperCase()}`, `Bearer ${'x'.repeat(4000)}`,
+      undefined,
+      '',
+      'Bearer',
+      'Bearer ',
+      `bearer ${TOKEN}`,
+      `Bearer  ${TOKEN}`,
+      `Bearer ${TOKEN}x`,
+      `Bearer ${TOKEN.slice(0, -1)}`,
+      `Basic ${Buffer.from(`user:${TOKEN}`).toString('base64')}`,
+      TOKEN,
+      `Token ${TOKEN}`,
+      `Bearer ${TOKEN.toUpperCase()}`,
+      `Bearer ${'x'.repeat(4000)}`,
     ]
     for (const authorization of wrong) {
       const headers: Record<string, string> = { 'content-type': 'application/json' }
       if (authorization !== undefined) headers.authorization = authorization
       const answer = await send(withRpc.url, { method: 'POST', path: '/-/rpc/default/BatchAdder/handleBatch', body: '{"args":[1]}', headers })
-      expect([answer.status, errorOf(answer)?.type, answer.headers['www-authenticate']], String(authorization).slice(0, 30)).toEqual([401, 'Unauthorized', 'Bearer'])
+      expect([answer.status, errorOf(answer)?.type, answer.headers['www-authenticate']], String(authorization).slice(0, 30)).toEqual([
+        401,
+        'Unauthorized',
+        'Bearer',
+      ])
     }
     // A body declared at 100 MB and never sent: the 401 comes at once.
-    const raw = await rawExchange(withRpc.url, `POST /-/rpc/default/BatchAdder/handleBatch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`, { first: Buffer.from('{"args":') })
+    const raw = await rawExchange(
+      withRpc.url,
+      `POST /-/rpc/default/BatchAdder/handleBatch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`,
+      { first: Buffer.from('{"args":') },
+    )
     expect(raw.status).toBe(401)
     recorder.scan(raw.body)
     recorder.fact('wrongTokensRefused', wrong.length + 1)

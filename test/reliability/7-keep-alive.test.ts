@@ -113,7 +113,10 @@ describe('keep-alive through wrangler dev', () => {
 
   it('no early answer makes workerd log an error (a body forwarded to a Durable Object that answered without reading it)', () => {
     // workerd logs "✘ [ERROR] Uncaught Error: Network connection lost." when its pump of a body into an object breaks.
-    const lines = dev.output().replace(/\x1b\[[0-9;]*m/g, '').split('\n')
+    const lines = dev
+      .output()
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
     expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
 })

@@ -6,7 +6,18 @@
 import { describe, expect, it } from 'vitest'
 import { collect, writeReport } from './lib/report.js'
 
-const EXPECTED = ['1-load-node', '2-load-workers', '3-faults-node', '4-faults-workers', '5-bad-input', '6-security-do-rpc', '6-security-node', '6-security-workers', '7-keep-alive-node', '7-keep-alive-workers']
+const EXPECTED = [
+  '1-load-node',
+  '2-load-workers',
+  '3-faults-node',
+  '4-faults-workers',
+  '5-bad-input',
+  '6-security-do-rpc',
+  '6-security-node',
+  '6-security-workers',
+  '7-keep-alive-node',
+  '7-keep-alive-workers',
+]
 
 describe('the whole suite', () => {
   const latest = collect()

@@ -75,7 +75,9 @@ export async function serveFiles(routes: Map<string, string>, folders: Record<st
     }
     const ext = /\.[a-z0-9]+$/.exec(basename(file))?.[0] ?? ''
     response.writeHead(200, { 'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream', 'cache-control': 'no-store' })
-    createReadStream(file).on('error', () => response.destroy()).pipe(response)
+    createReadStream(file)
+      .on('error', () => response.destroy())
+      .pipe(response)
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

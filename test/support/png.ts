@@ -39,7 +39,12 @@ export interface PngParts {
 }
 
 /** A PNG whose IHDR says `width` x `height`, with `idat` as its compressed image data, as given. */
-export function craftPng(width: number, height: number, idat: Uint8Array, { depth = 8, colorType = 0, before = [], interlaced = false }: PngParts = {}): Uint8Array<ArrayBuffer> {
+export function craftPng(
+  width: number,
+  height: number,
+  idat: Uint8Array,
+  { depth = 8, colorType = 0, before = [], interlaced = false }: PngParts = {},
+): Uint8Array<ArrayBuffer> {
   const ihdr = new Uint8Array(13)
   const view = new DataView(ihdr.buffer)
   view.setUint32(0, width)

@@ -20,8 +20,7 @@ export function typeErrorsOf(code: string, options: ts.CompilerOptions): string[
   const { getSourceFile, fileExists, readFile } = host
   host.fileExists = (name) => name === FILE || fileExists(name)
   host.readFile = (name) => (name === FILE ? code : readFile(name))
-  host.getSourceFile = (name, version, ...rest) =>
-    name === FILE ? ts.createSourceFile(name, code, version, true) : getSourceFile(name, version, ...rest)
+  host.getSourceFile = (name, version, ...rest) => (name === FILE ? ts.createSourceFile(name, code, version, true) : getSourceFile(name, version, ...rest))
   const program = ts.createProgram([FILE], compilerOptions, host)
   // The file's errors, and those of the options (which belong to no file).
   return ts.getPreEmitDiagnostics(program, program.getSourceFile(FILE)).map((diagnostic) => {

@@ -16,7 +16,13 @@ export async function startWorker(config: URL): Promise<TestWorker> {
   const worker = await unstable_startWorker({
     config: config.pathname,
     // No persisted storage: each run starts from fresh objects (an autoscaler's stored count, say), not the last run's.
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, watch: false, persist: false, logLevel: (process.env.WORKERD_LOG ?? 'none') as 'none' },
+    dev: {
+      server: { hostname: '127.0.0.1', port: 0 },
+      inspector: false,
+      watch: false,
+      persist: false,
+      logLevel: (process.env.WORKERD_LOG ?? 'none') as 'none',
+    },
   })
   await worker.ready
   return { url: (await worker.url).href.replace(/\/$/, ''), dispose: () => worker.dispose() }

@@ -117,16 +117,36 @@ describe('options given undefined, under exactOptionalPropertyTypes', () => {
   it('mean the default at run time', () => {
     const unset = <K extends string>(...keys: K[]) => Object.fromEntries(keys.map((key) => [key, undefined])) as Record<K, undefined>
     class Model {}
-    expect(deployment(Model, unset('name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding')).options).toEqual(
-      deployment(Model).options,
-    )
+    expect(
+      deployment(Model, unset('name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding'))
+        .options,
+    ).toEqual(deployment(Model).options)
     const batchingKeys = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch', 'adaptive', 'maxBodyBytes'] as const
     expect(deployment(Model, { batching: unset(...batchingKeys) }).options.batching).toEqual(deployment(Model, { batching: {} }).options.batching)
-    const scalingKeys = ['minReplicas', 'maxReplicas', 'initialReplicas', 'targetOngoingRequests', 'upscaleDelayS', 'downscaleDelayS', 'lookBackPeriodS'] as const
+    const scalingKeys = [
+      'minReplicas',
+      'maxReplicas',
+      'initialReplicas',
+      'targetOngoingRequests',
+      'upscaleDelayS',
+      'downscaleDelayS',
+      'lookBackPeriodS',
+    ] as const
     expect(deployment(Model, { autoscaling: unset(...scalingKeys) }).options.autoscaling).toEqual(deployment(Model, { autoscaling: {} }).options.autoscaling)
 
     const handler = async (xs: number[]) => xs
-    const batchKeys = ['maxBatchSize', 'batchWaitTimeoutS', 'maxConcurrentBatches', 'maxQueuedRequests', 'batchSizeFn', 'batchKey', 'strideS', 'allowSmallBatch', 'onBatchError', 'adaptive'] as const
+    const batchKeys = [
+      'maxBatchSize',
+      'batchWaitTimeoutS',
+      'maxConcurrentBatches',
+      'maxQueuedRequests',
+      'batchSizeFn',
+      'batchKey',
+      'strideS',
+      'allowSmallBatch',
+      'onBatchError',
+      'adaptive',
+    ] as const
     expect(batch(handler, unset(...batchKeys)).options).toEqual(batch(handler).options)
 
     const serveKeys = ['port', 'hostname', 'name', 'deployments', 'env', 'rpcToken', 'handleSignals', 'shutdownTimeoutS', 'threads'] as const

@@ -16,7 +16,10 @@ let server: GroupChild
 let url: string
 
 beforeAll(async () => {
-  server = await startInGroup([process.execPath, 'node_modules/tsx/dist/cli.mjs', 'bench/workerd-direct.ts', 'test/workers/wrangler.toml'], /READY (http:\/\/\S+)/)
+  server = await startInGroup(
+    [process.execPath, 'node_modules/tsx/dist/cli.mjs', 'bench/workerd-direct.ts', 'test/workers/wrangler.toml'],
+    /READY (http:\/\/\S+)/,
+  )
   url = server.match[1]!
 })
 

@@ -176,11 +176,21 @@ const app = new Hono<{ Bindings: Env }>()
     const sizes: number[] = []
     const echo = batch(async (xs: number[]) => (sizes.push(xs.length), xs), { maxBatchSize: 16, adaptive: true })
     await Promise.all(Array.from({ length: 32 }, (_, i) => echo(i)))
-    return c.json({ movedMs, wholeMs: Number.isInteger(before) && Number.isInteger(movedMs), work: sum > 0, sizes, limit: echo.stats().batchSizeLimit, curve: echo.costCurve() })
+    return c.json({
+      movedMs,
+      wholeMs: Number.isInteger(before) && Number.isInteger(movedMs),
+      work: sum > 0,
+      sizes,
+      limit: echo.stats().batchSizeLimit,
+      curve: echo.costCurve(),
+    })
   })
   .get('/slow/reset', async (c) => {
     const namespace = c.env.Slow as { idFromName(n: string): unknown; get(id: unknown): { resetForTest(r: string): Promise<void> } }
-    await namespace.get(namespace.idFromName('Slow/0')).resetForTest('reset by test').catch(() => undefined)
+    await namespace
+      .get(namespace.idFromName('Slow/0'))
+      .resetForTest('reset by test')
+      .catch(() => undefined)
     return c.text('reset')
   })
 

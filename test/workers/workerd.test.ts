@@ -158,7 +158,8 @@ async function heldGate(): Promise<{ url: string; reached: Promise<void>; open()
 type Echoed = { id: number; replica: number }
 const arrivedAt = async (replica: number) => (await (await fetch(`${worker.url}/scaled/arrived?replica=${replica}`)).json()) as number[]
 const settled = async () =>
-  (await deploymentMetric(worker.url, 'edgeserve_replica_starts_total', 'ScaledEcho'))! - (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho'))! ===
+  (await deploymentMetric(worker.url, 'edgeserve_replica_starts_total', 'ScaledEcho'))! -
+    (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho'))! ===
   (await replicasNow(worker.url, 'ScaledEcho'))
 
 describe('Workers: autoscaled Durable Objects', () => {
@@ -169,7 +170,11 @@ describe('Workers: autoscaled Durable Objects', () => {
     expect(await first.json()).toEqual({ id: -1, replica: 0 })
 
     let done = false
-    const load = closedLoop((id) => `${worker.url}/scaled?id=${id}`, 12, () => done)
+    const load = closedLoop(
+      (id) => `${worker.url}/scaled?id=${id}`,
+      12,
+      () => done,
+    )
     try {
       await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 3, 'three replicas under load', 15_000)
     } finally {
@@ -220,7 +225,11 @@ describe('Workers: autoscaled Durable Objects', () => {
     await fetch(`${worker.url}/scaled/release?replica=0`)
     await fetch(`${worker.url}/scaled/release?replica=1`)
     let trickling = true
-    const trickle = closedLoop((i) => `${worker.url}/scaled?id=${1000 + i}`, 1, () => !trickling)
+    const trickle = closedLoop(
+      (i) => `${worker.url}/scaled?id=${1000 + i}`,
+      1,
+      () => !trickling,
+    )
     try {
       await waitFor(async () => (await replicasNow(worker.url, 'ScaledEcho')) === 1, 'the count to drop to one', 15_000)
       await waitFor(async () => (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 1, 'replica 1 to stop')
@@ -237,7 +246,10 @@ describe('Workers: autoscaled Durable Objects', () => {
     const answers = await Promise.all(pending)
     expect(answers.map((a) => a.id)).toEqual(Array.from({ length: id - 100 }, (_, i) => 100 + i))
     expect(answers.at(-1)!.replica).toBe(2)
-    await waitFor(async () => (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 2, 'replica 2 to stop once it answered')
+    await waitFor(
+      async () => (await deploymentMetric(worker.url, 'edgeserve_replica_stops_total', 'ScaledEcho')) === stopsBefore + 2,
+      'replica 2 to stop once it answered',
+    )
   })
 })
 

@@ -20,11 +20,7 @@ export interface GenerateResult {
   runs: number
 }
 
-export async function generateGreedy(
-  session: ort.InferenceSession,
-  prompts: readonly string[],
-  maxNewChars: number,
-): Promise<GenerateResult> {
+export async function generateGreedy(session: ort.InferenceSession, prompts: readonly string[], maxNewChars: number): Promise<GenerateResult> {
   const K = CONTEXT_LENGTH
   const batch = prompts.length
   const seqs = prompts.map((p) => encode(p))

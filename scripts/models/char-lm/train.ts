@@ -26,16 +26,7 @@ import { PAD_ID, PAD_TOKEN, TOKENS, UNK_ID, UNK_TOKEN, VOCAB_SIZE, encode } from
 import { Adam } from '../lib/adam.js'
 import { Prng } from '../lib/prng.js'
 import { exportCharMlp } from './export-onnx.js'
-import {
-  PARAM_NAMES,
-  backwardRow,
-  forwardRow,
-  initParams,
-  makeRowState,
-  rowLoss,
-  type CharMlpConfig,
-  type CharMlpParams,
-} from './model.js'
+import { PARAM_NAMES, backwardRow, forwardRow, initParams, makeRowState, rowLoss, type CharMlpConfig, type CharMlpParams } from './model.js'
 
 const BATCH = 64
 const LR = 2e-3
@@ -153,7 +144,15 @@ const meta = {
   input: { name: INPUT_NAME, dtype: 'int64', shape: ['batch', K], padding: 'left, with padId' },
   output: { name: OUTPUT_NAME, dtype: 'float32', shape: ['batch', VOCAB_SIZE] },
   config: CONFIG,
-  training: { corpus: 'scripts/models/char-lm/corpus/public-domain.txt', epochs, batch: BATCH, lr: LR, weightDecay: WEIGHT_DECAY, seed, truncateProb: TRUNCATE_PROB },
+  training: {
+    corpus: 'scripts/models/char-lm/corpus/public-domain.txt',
+    epochs,
+    batch: BATCH,
+    lr: LR,
+    weightDecay: WEIGHT_DECAY,
+    seed,
+    truncateProb: TRUNCATE_PROB,
+  },
   metrics: { trainLossNats: Number(trainLoss.toFixed(4)), valLossNats: Number(valLoss.toFixed(4)) },
 }
 writeFileSync(join(outDir, 'char-lm.meta.json'), JSON.stringify(meta, null, 2) + '\n')

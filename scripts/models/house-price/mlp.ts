@@ -96,13 +96,7 @@ export function predict(p: MlpParams, x: Float32Array, n: number): Float32Array 
  * Accumulate gradients of 0.5*(pred - target)^2 * scale for one row
  * (scale = 1/batchSize gives the mean-squared-error gradient).
  */
-export function backwardRow(
-  p: MlpParams,
-  a: Activations,
-  target: number,
-  scale: number,
-  g: Record<TrainableName, Float32Array>,
-): void {
+export function backwardRow(p: MlpParams, a: Activations, target: number, scale: number, g: Record<TrainableName, Float32Array>): void {
   const [, d1, d2] = LAYER_SIZES
   const dOut = (a.out[0]! - target) * scale
   // Layer 3 (linear, 1 output).

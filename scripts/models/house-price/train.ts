@@ -75,10 +75,7 @@ const yMean = yTrain.reduce((a, b) => a + b, 0) / nTrain
 // --- training --------------------------------------------------------------
 const rng = new Prng(seed + 1)
 const params = initParams(mean, invStd, yMean, rng)
-const grads = Object.fromEntries(TRAINABLE.map((k) => [k, new Float32Array(params[k].length)])) as Record<
-  TrainableName,
-  Float32Array
->
+const grads = Object.fromEntries(TRAINABLE.map((k) => [k, new Float32Array(params[k].length)])) as Record<TrainableName, Float32Array>
 const opt = new Adam(
   TRAINABLE.map((k) => params[k]),
   TRAINABLE.map((k) => grads[k]),
@@ -133,7 +130,13 @@ const meta = {
   input: { name: INPUT_NAME, dtype: 'float32', shape: ['batch', NUM_FEATURES] },
   output: { name: OUTPUT_NAME, dtype: 'float32', shape: ['batch', 1], unit: '$100k' },
   features: FEATURE_NAMES,
-  dataset: { generator: 'scripts/models/house-price/dataset.ts', size: DATASET_SIZE, testFraction: TEST_FRACTION, seed, ...(priceLevel === 1 ? {} : { priceLevel }) },
+  dataset: {
+    generator: 'scripts/models/house-price/dataset.ts',
+    size: DATASET_SIZE,
+    testFraction: TEST_FRACTION,
+    seed,
+    ...(priceLevel === 1 ? {} : { priceLevel }),
+  },
   training: { epochs: EPOCHS, batch: BATCH, lr: LR, optimizer: 'adam' },
   metrics: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, Number(v.toFixed(5))])),
 }

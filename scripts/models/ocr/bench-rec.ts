@@ -31,7 +31,9 @@ const widths = values.widths ? values.widths.split(',').map(Number) : [...REC_WI
 
 const model = await loadModel(await recognizerBytes())
 const classes = ctcClasses(await characterList())
-const texts = buildPageFixtures().pages.filter((p) => !p.file.includes('.rot180') && !p.file.includes('noisy')).flatMap((p) => p.text.split('\n'))
+const texts = buildPageFixtures()
+  .pages.filter((p) => !p.file.includes('.rot180') && !p.file.includes('noisy'))
+  .flatMap((p) => p.text.split('\n'))
 const lines = texts.map((text) => resizeForRecognition(renderTextLine(text, { scale: 3, margin: 6 }), widths))
 
 async function run(group: RgbImage[], width: number): Promise<string[]> {
@@ -90,7 +92,9 @@ const base = median(times['alone-exact']!)
 for (const name of Object.keys(strategies)) {
   const ms = median(times[name]!)
   const same = reads[name]!.every((t, i) => t === reads['alone-exact']![i])
-  console.log(`${name.padEnd(13)} ${ms.toFixed(0).padStart(6)} ms  ${((lines.length * 1000) / ms).toFixed(1).padStart(6)} lines/s  x${(base / ms).toFixed(2)}  same text: ${same}`)
+  console.log(
+    `${name.padEnd(13)} ${ms.toFixed(0).padStart(6)} ms  ${((lines.length * 1000) / ms).toFixed(1).padStart(6)} lines/s  x${(base / ms).toFixed(2)}  same text: ${same}`,
+  )
 }
 for (const name of Object.keys(strategies)) {
   reads[name]!.forEach((text, i) => {

@@ -98,9 +98,7 @@ export const GLYPHS: ReadonlyMap<string, boolean[][]> = new Map(
     if (rows.length > GLYPH_HEIGHT || rows.some((r) => r.length !== GLYPH_WIDTH)) {
       throw new Error(`bad glyph for ${JSON.stringify(ch)}`)
     }
-    const full = Array.from({ length: GLYPH_HEIGHT }, (_, y) =>
-      Array.from({ length: GLYPH_WIDTH }, (_, x) => rows[y]?.[x] === '#'),
-    )
+    const full = Array.from({ length: GLYPH_HEIGHT }, (_, y) => Array.from({ length: GLYPH_WIDTH }, (_, x) => rows[y]?.[x] === '#'))
     return [ch, full]
   }),
 )

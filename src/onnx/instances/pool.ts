@@ -48,7 +48,11 @@ interface Pending {
   reject(error: Error): void
 }
 
-type Reply = { ready: Ready } | { failed: { name: string; message: string } } | { id: number; outputs: WireFeeds } | { id: number; error: { name: string; message: string } }
+type Reply =
+  | { ready: Ready }
+  | { failed: { name: string; message: string } }
+  | { id: number; outputs: WireFeeds }
+  | { id: number; error: { name: string; message: string } }
 
 function errorFrom(wire: { name: string; message: string }): Error {
   const error = new Error(wire.message)
@@ -77,7 +81,10 @@ class Instance {
     if (this.released) return Promise.reject(new Error('the model was released: load it again to run it'))
     return (this.started ??= new Promise<Ready>((resolve, reject) => {
       const { numThreads, providers, sessionOptions } = this.options
-      const worker = new Worker(INSTANCE, { workerData: { bytes: this.bytes, numThreads, providers, sessionOptions }, name: `edgeserve model instance ${this.index}` })
+      const worker = new Worker(INSTANCE, {
+        workerData: { bytes: this.bytes, numThreads, providers, sessionOptions },
+        name: `edgeserve model instance ${this.index}`,
+      })
       this.worker = worker
       let lastError: Error | undefined
       worker.on('message', (reply: Reply) => {
@@ -99,7 +106,10 @@ class Instance {
           this.worker = undefined
           this.started = undefined
         }
-        const stopped = new Error(`the model's instance ${this.index} on a worker thread stopped (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`, { cause: lastError })
+        const stopped = new Error(
+          `the model's instance ${this.index} on a worker thread stopped (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`,
+          { cause: lastError },
+        )
         reject(stopped) // no-op once it was ready
         for (const pending of this.pending.values()) pending.reject(stopped)
         this.pending.clear()

@@ -18,7 +18,10 @@ interface ClientErrorAnswer {
 }
 
 /** The error answer for one of the parser's errors (`error.code` is llhttp's `HPE_*` or Node's). */
-function clientErrorAnswer(error: Error & { code?: string; reason?: string }, limits: { maxHeaderSize: number; headersTimeoutMs: number; requestTimeoutMs: number }): ClientErrorAnswer {
+function clientErrorAnswer(
+  error: Error & { code?: string; reason?: string },
+  limits: { maxHeaderSize: number; headersTimeoutMs: number; requestTimeoutMs: number },
+): ClientErrorAnswer {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, type: 'HeadersTooLarge', message: `the request line and headers together must fit in ${limits.maxHeaderSize} bytes` }
@@ -65,7 +68,11 @@ export function answerClientErrors(server: Server, answering: WeakMap<Duplex, An
     if (!socket.writable) return void socket.destroy()
     const refuse = () => {
       if (!socket.writable) return void socket.destroy()
-      const answer = clientErrorAnswer(error, { maxHeaderSize: limits.maxHeaderSize ?? maxHeaderSize, headersTimeoutMs: server.headersTimeout, requestTimeoutMs: server.requestTimeout })
+      const answer = clientErrorAnswer(error, {
+        maxHeaderSize: limits.maxHeaderSize ?? maxHeaderSize,
+        headersTimeoutMs: server.headersTimeout,
+        requestTimeoutMs: server.requestTimeout,
+      })
       const body = JSON.stringify({ error: { type: answer.type, message: answer.message } })
       socket.write(
         `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +

@@ -8,7 +8,10 @@ import { checkDashboard, type Dashboard } from '../../http/dashboard/page.js'
 export async function dashboardFor(option: Dashboard | false | undefined): Promise<Dashboard | undefined> {
   if (option === false) return undefined
   if (option !== undefined) {
-    return checkDashboard(option, "serve: options.dashboard must be false (serve no dashboard) or the page from 'edgeserve/dashboard'; leave it out for the built-in one")
+    return checkDashboard(
+      option,
+      "serve: options.dashboard must be false (serve no dashboard) or the page from 'edgeserve/dashboard'; leave it out for the built-in one",
+    )
   }
   try {
     return (await import('../../http/dashboard/index.js')).dashboard

@@ -32,12 +32,7 @@ interface Namespace {
 }
 
 function isNamespace(value: unknown): value is Namespace {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Namespace).idFromName === 'function' &&
-    typeof (value as Namespace).get === 'function'
-  )
+  return typeof value === 'object' && value !== null && typeof (value as Namespace).idFromName === 'function' && typeof (value as Namespace).get === 'function'
 }
 
 /**

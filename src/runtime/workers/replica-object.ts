@@ -152,14 +152,17 @@ export class ReplicaObject extends DurableObject<unknown> {
     const { autoscaling } = this.#deployment().options
     if (!autoscaling || this.#reportTimer !== undefined) return
     const intervalMs = sampleIntervalMs(autoscaling)
-    this.#reportTimer = setTimeout(() => {
-      this.#reportTimer = undefined
-      this.#reportedAt = Date.now()
-      const deployment = this.#deployment()
-      void stubOf(this.env, deployment, coordinatorName(deployment))
-        ?.replicaLoad(this.#host().index, this.#ongoing)
-        .catch(() => undefined) // the next change reports again
-    }, Math.max(0, this.#reportedAt + intervalMs - Date.now()))
+    this.#reportTimer = setTimeout(
+      () => {
+        this.#reportTimer = undefined
+        this.#reportedAt = Date.now()
+        const deployment = this.#deployment()
+        void stubOf(this.env, deployment, coordinatorName(deployment))
+          ?.replicaLoad(this.#host().index, this.#ongoing)
+          .catch(() => undefined) // the next change reports again
+      },
+      Math.max(0, this.#reportedAt + intervalMs - Date.now()),
+    )
   }
 
   async #stop(): Promise<void> {

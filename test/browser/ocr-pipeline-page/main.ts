@@ -51,7 +51,9 @@ async function read(pageUrl: string, contentType: string): Promise<PipelineRepor
   if (!response.ok) throw new Error(`could not load ${pageUrl}: ${response.status}`)
   const bytes = await response.arrayBuffer()
   const started = performance.now()
-  const result = await pipeline.fetch.remote(new Request(new URL('/ocr', location.href), { method: 'POST', body: bytes, headers: { 'content-type': contentType } }))
+  const result = await pipeline.fetch.remote(
+    new Request(new URL('/ocr', location.href), { method: 'POST', body: bytes, headers: { 'content-type': contentType } }),
+  )
   return { result, ms: performance.now() - started }
 }
 

@@ -106,7 +106,8 @@ export async function sendPairs(
       outcome.pairs++
       outcome.bodyBytes += size
       options.recorder?.answer(asAnswer(refused))
-      if (refused.status !== rejection.status || !errorOf(asAnswer(refused))) outcome.failures.push(`${what}: refused with ${refused.status} ${refused.body.slice(0, 120)}`)
+      if (refused.status !== rejection.status || !errorOf(asAnswer(refused)))
+        outcome.failures.push(`${what}: refused with ${refused.status} ${refused.body.slice(0, 120)}`)
       if (refused.headers.connection?.toLowerCase() === 'close') outcome.failures.push(`${what}: the refusal says Connection: close`)
       await connection.write(`GET /adder?number=${i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
       const good = await connection.next()

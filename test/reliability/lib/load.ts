@@ -67,13 +67,7 @@ export async function adderLoad(options: {
  * What every load run must show: each request answered exactly once, with
  * its own sum or a 503 with Retry-After, and the queues empty afterwards.
  */
-export async function expectEveryAnswerOnce(
-  outcome: LoadOutcome,
-  requests: number,
-  base: string,
-  recorder: Recorder,
-  concurrency: number,
-): Promise<void> {
+export async function expectEveryAnswerOnce(outcome: LoadOutcome, requests: number, base: string, recorder: Recorder, concurrency: number): Promise<void> {
   recorder.fact('load', { ...outcome, wrong: outcome.wrong.filter(Boolean).length })
   recorder.figures.concurrency = concurrency
   expect(outcome.wrong.filter(Boolean)).toEqual([])

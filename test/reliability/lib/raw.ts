@@ -37,7 +37,13 @@ export function rawExchange(
       const split = text.indexOf('\r\n\r\n')
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)
       if (status === 0 && error) return reject(error)
-      resolve({ status, head: split < 0 ? text : text.slice(0, split), body: split < 0 ? '' : dechunk(text.slice(split + 4)), bytesSent, ms: performance.now() - started })
+      resolve({
+        status,
+        head: split < 0 ? text : text.slice(0, split),
+        body: split < 0 ? '' : dechunk(text.slice(split + 4)),
+        bytesSent,
+        ms: performance.now() - started,
+      })
     }
     const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
     const complete = () => {

@@ -42,7 +42,15 @@ export function collect(): Latest {
   } catch {
     // run without the global setup
   }
-  const totals: Latest['totals'] = { requests: 0, byStatus: {}, errorsByType: {}, transportErrors: {}, errorBodiesScanned: 0, distinctErrorBodies: 0, leaks: [] }
+  const totals: Latest['totals'] = {
+    requests: 0,
+    byStatus: {},
+    errorsByType: {},
+    transportErrors: {},
+    errorBodiesScanned: 0,
+    distinctErrorBodies: 0,
+    leaks: [],
+  }
   for (const s of sections) {
     totals.requests += s.requests
     add(totals.byStatus, s.byStatus)
@@ -67,7 +75,12 @@ export function collect(): Latest {
 
 const fmt = (n: number | undefined) => (n ?? 0).toLocaleString('en')
 const tally = (t: Record<string, number>) =>
-  Object.entries(t).length === 0 ? '–' : Object.entries(t).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}: ${fmt(v)}`).join(', ')
+  Object.entries(t).length === 0
+    ? '–'
+    : Object.entries(t)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}: ${fmt(v)}`)
+        .join(', ')
 const json = (v: unknown) => '`' + JSON.stringify(v) + '`'
 
 export function renderFigures(latest: Latest): string {
@@ -82,7 +95,9 @@ export function renderFigures(latest: Latest): string {
   )
   for (const s of latest.sections) {
     const lat = s.latencyMs ? `${s.latencyMs.p50} / ${s.latencyMs.p99}` : '–'
-    lines.push(`| ${s.title} | ${fmt(s.requests)} | ${tally(s.byStatus)} | ${tally(s.errorsByType)} | ${tally(s.transportErrors)} | ${lat} | ${(s.durationMs / 1000).toFixed(1)} |`)
+    lines.push(
+      `| ${s.title} | ${fmt(s.requests)} | ${tally(s.byStatus)} | ${tally(s.errorsByType)} | ${tally(s.transportErrors)} | ${lat} | ${(s.durationMs / 1000).toFixed(1)} |`,
+    )
   }
   lines.push(
     '',
@@ -113,25 +128,43 @@ export function renderFigures(latest: Latest): string {
   const bad = by('5-bad-input')
   if (bad) {
     const f = bad.facts
-    lines.push('', '### Bad input', '', `Seed ${f.seed}: ${fmt(Number(f.malformed))} malformed and ${fmt(Number(f.good))} good requests interleaved, concurrency ${bad.concurrency}, ${(bad.durationMs / 1000).toFixed(1)} s.`, '')
+    lines.push(
+      '',
+      '### Bad input',
+      '',
+      `Seed ${f.seed}: ${fmt(Number(f.malformed))} malformed and ${fmt(Number(f.good))} good requests interleaved, concurrency ${bad.concurrency}, ${(bad.durationMs / 1000).toFixed(1)} s.`,
+      '',
+    )
     lines.push('| route | malformed | good |', '| --- | ---: | ---: |')
-    for (const [route, n] of Object.entries(f.byRoute as Record<string, { bad: number; good: number }>).sort()) lines.push(`| \`${route}\` | ${fmt(n.bad)} | ${fmt(n.good)} |`)
+    for (const [route, n] of Object.entries(f.byRoute as Record<string, { bad: number; good: number }>).sort())
+      lines.push(`| \`${route}\` | ${fmt(n.bad)} | ${fmt(n.good)} |`)
     lines.push('', '| malformed request (route, kind) | answers |', '| --- | --- |')
     for (const [kind, t] of Object.entries(f.malformedByKind as Record<string, Record<string, number>>).sort()) lines.push(`| ${kind} | ${tally(t)} |`)
-    lines.push('', `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`, `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`, `- Malformed request heads: ${json(f.malformedHeads)}.`)
+    lines.push(
+      '',
+      `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`,
+      `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`,
+      `- Malformed request heads: ${json(f.malformedHeads)}.`,
+    )
   }
   lines.push('', '### Kept-alive connections', '')
-  for (const [name, label] of [['7-keep-alive-node', 'Node'], ['7-keep-alive-workers', 'wrangler dev']] as const) {
+  for (const [name, label] of [
+    ['7-keep-alive-node', 'Node'],
+    ['7-keep-alive-workers', 'wrangler dev'],
+  ] as const) {
     const s = by(name)
     if (!s) continue
     const f = s.facts
     const run = (key: string) => {
       const o = f[key] as { pairs: number; goodAnswered: number; bodyBytes: number; seconds: number } | undefined
-      return o ? `${fmt(o.goodAnswered)} of ${fmt(o.pairs)} good requests answered (${fmt(Math.round(o.bodyBytes / 1024))} KiB of refused bodies, ${o.seconds} s)` : '–'
+      return o
+        ? `${fmt(o.goodAnswered)} of ${fmt(o.pairs)} good requests answered (${fmt(Math.round(o.bodyBytes / 1024))} KiB of refused bodies, ${o.seconds} s)`
+        : '–'
     }
     lines.push(`- **${label}**, one connection each: sizes 0 B to 1 MiB × every refusal: ${run('sweep')}; 1,000 seeded pairs: ${run('thousandPairs')}.`)
     if (f.pastTheDrainLimit) lines.push(`  Past 1 MiB (Connection: close), how each connection ended: ${json(f.pastTheDrainLimit)}.`)
-    if (f.twentyMegabytesThenAGoodRequest) lines.push(`  A 20 MB body refused early, then a good request on the same connection: ${f.twentyMegabytesThenAGoodRequest}.`)
+    if (f.twentyMegabytesThenAGoodRequest)
+      lines.push(`  A 20 MB body refused early, then a good request on the same connection: ${f.twentyMegabytesThenAGoodRequest}.`)
   }
   lines.push('', '### Security', '')
   for (const name of ['6-security-node', '6-security-do-rpc', '6-security-workers']) {

@@ -117,12 +117,18 @@ export class Adder {
 
     // tsc, tsx and esbuild call a legacy method decorator with (prototype, name, descriptor).
     it.each([
-      ['@batch({...})', (proto: object, descriptor: PropertyDescriptor) =>
-        // @ts-expect-error: a legacy call, refused by its descriptor's type, whose text is the message above
-        batch({ maxBatchSize: 4 })(proto, 'handleBatch', descriptor)],
-      ['@batch', (proto: object, descriptor: PropertyDescriptor) =>
-        // @ts-expect-error: the same for @batch without options
-        batch(proto, 'handleBatch', descriptor)],
+      [
+        '@batch({...})',
+        (proto: object, descriptor: PropertyDescriptor) =>
+          // @ts-expect-error: a legacy call, refused by its descriptor's type, whose text is the message above
+          batch({ maxBatchSize: 4 })(proto, 'handleBatch', descriptor),
+      ],
+      [
+        '@batch',
+        (proto: object, descriptor: PropertyDescriptor) =>
+          // @ts-expect-error: the same for @batch without options
+          batch(proto, 'handleBatch', descriptor),
+      ],
     ])('%s run as a legacy decorator throws, saying what to do instead', (_, decorate) => {
       class Adder {
         async handleBatch(numbers: number[]): Promise<number[]> {

@@ -226,7 +226,11 @@ describe('FailedItemsError in streaming and continuous batches', () => {
       { maxBatchSize: 4 },
     )
     const results = await Promise.all(['a', 'bad', 'c'].map((id) => drain(f({ id, n: 0 }))))
-    expect(results).toEqual([['a0', 'a1', 'a2', 'end'], ['bad0', [422, 'bad at step 2']], ['c0', 'c1', 'c2', 'end']])
+    expect(results).toEqual([
+      ['a0', 'a1', 'a2', 'end'],
+      ['bad0', [422, 'bad at step 2']],
+      ['c0', 'c1', 'c2', 'end'],
+    ])
     expect(steps[1]).toEqual(['a', 'bad', 'c'])
     expect(steps[2]).toEqual(['a', 'c'])
   })
@@ -270,4 +274,3 @@ describe('an Error a handler returns in a slot', () => {
     await expect(lengths('abcd')).rejects.toMatchObject({ status: 413 })
   })
 })
-

@@ -80,7 +80,10 @@ describe('setMaxConcurrentBatches', () => {
     expect(started).toEqual([[1, 2]]) // one slot, taken
     f.setMaxConcurrentBatches(2)
     await flushQueue()
-    expect(started).toEqual([[1, 2], [3, 4]])
+    expect(started).toEqual([
+      [1, 2],
+      [3, 4],
+    ])
     expect(f.stats().batchesInFlight).toBe(2)
     gates[1]!.resolve()
     expect(await Promise.all(second)).toEqual([3, 4]) // the second ends first, the first still runs
@@ -139,7 +142,10 @@ describe('a batch already forming', () => {
 
     const next = [f(3), f(4), f(5)]
     await flushQueue()
-    expect(batches).toEqual([[1, 2], [3, 4]]) // full at the new size at once
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]) // full at the new size at once
     await vi.advanceTimersByTimeAsync(9_999)
     expect(batches).toHaveLength(2) // the rest waits the new 10 s
     await vi.advanceTimersByTimeAsync(1)
@@ -381,23 +387,27 @@ describe('allowSmallBatch: false', () => {
 describe('ambient request context', () => {
   it("a call without options uses the ambient request's signal", async () => {
     const controller = new AbortController()
-    await runWithContext({ signal: controller.signal, origin: 'http' }, async () => {
-      const gate = deferred()
-      const seen: number[] = []
-      const f = batch(async (xs: number[]) => {
-        seen.push(...xs)
-        await gate.promise
-        return xs
-      })
-      const running = f(1, { signal: new AbortController().signal }) // explicit options win
-      await flushQueue()
-      const queued = f(2)
-      controller.abort()
-      await expect(queued).rejects.toThrow(/cancelled/)
-      gate.resolve()
-      await expect(running).resolves.toBe(1)
-      expect(seen).toEqual([1])
-    }, undefined)
+    await runWithContext(
+      { signal: controller.signal, origin: 'http' },
+      async () => {
+        const gate = deferred()
+        const seen: number[] = []
+        const f = batch(async (xs: number[]) => {
+          seen.push(...xs)
+          await gate.promise
+          return xs
+        })
+        const running = f(1, { signal: new AbortController().signal }) // explicit options win
+        await flushQueue()
+        const queued = f(2)
+        controller.abort()
+        await expect(queued).rejects.toThrow(/cancelled/)
+        gate.resolve()
+        await expect(running).resolves.toBe(1)
+        expect(seen).toEqual([1])
+      },
+      undefined,
+    )
   })
 })
 
@@ -418,13 +428,7 @@ describe('a settled call stops watching its signal and deadline', () => {
     ])
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
     expect(timers()).toBe(before + 1)
-    expect((await results).map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
-      10,
-      20,
-      'bad 3',
-      40,
-      50,
-    ])
+    expect((await results).map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 20, 'bad 3', 40, 50])
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
     expect(timers()).toBe(before)
     expect(f.stats()).toMatchObject({ queueLength: 0, batchesInFlight: 0 })

@@ -20,8 +20,18 @@ describe('option validation', () => {
     ['allowSmallBatch', { allowSmallBatch: 'no' }, TypeError, /allowSmallBatch must be true or false, received "no"/],
     ['onBatchError', { onBatchError: 'retry' }, TypeError, /onBatchError must be 'fail-all' or 'isolate', received "retry"/],
     ['adaptive', { adaptive: 'on' }, TypeError, /adaptive must be true, false or an object like \{ latencyTargetMs: 50 \}, received "on"/],
-    ['adaptive', { adaptive: { latencyTargetMs: '50' } }, TypeError, /adaptive\.latencyTargetMs must be a number of milliseconds, e\.g\. \{ latencyTargetMs: 50 \}, received "50"/],
-    ['adaptive', { adaptive: { latencyTargetMs: -5 } }, RangeError, /adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received -5/],
+    [
+      'adaptive',
+      { adaptive: { latencyTargetMs: '50' } },
+      TypeError,
+      /adaptive\.latencyTargetMs must be a number of milliseconds, e\.g\. \{ latencyTargetMs: 50 \}, received "50"/,
+    ],
+    [
+      'adaptive',
+      { adaptive: { latencyTargetMs: -5 } },
+      RangeError,
+      /adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received -5/,
+    ],
     ['adaptive', { adaptive: { latencyTarget: 50 } }, TypeError, /adaptive has no option "latencyTarget"; its one option is latencyTargetMs/],
     ['unknown option', { maxBatchsize: 4 }, TypeError, /batch\(\) has no option "maxBatchsize"; known options: maxBatchSize/],
   ]
@@ -45,11 +55,11 @@ describe('option validation', () => {
     for (const notAFunction of [undefined, null, 42, 'handler', { maxBatchSize: 4 }]) {
       const attempt = () => batch(notAFunction as never, { maxBatchSize: 4 })
       expect(attempt).toThrow(TypeError)
-      expect(attempt).toThrow(/batch\(handler, options\) needs a handler function \(items\) => results first, received .*; to decorate a method, pass the options alone/)
+      expect(attempt).toThrow(
+        /batch\(handler, options\) needs a handler function \(items\) => results first, received .*; to decorate a method, pass the options alone/,
+      )
     }
-    expect(() => batch(42 as never)).toThrow(
-      /batch\(\) needs a handler function \(items\) => results, or options alone to decorate a method .*received 42/,
-    )
+    expect(() => batch(42 as never)).toThrow(/batch\(\) needs a handler function \(items\) => results, or options alone to decorate a method .*received 42/)
   })
 
   it('applies the documented defaults', () => {

@@ -1,11 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import {
-  BackPressureError,
-  BatchHandlerError,
-  RequestCancelledError,
-  RequestTimeoutError,
-  batch,
-} from '../../../src/index.js'
+import { BackPressureError, BatchHandlerError, RequestCancelledError, RequestTimeoutError, batch } from '../../../src/index.js'
 import { MAX_BATCHES_PER_TURN, TURN_BUDGET_MS, YIELD_TURNS_MAX } from '../../../src/batching/loop-turn.js'
 import { deferred, flushQueue, holdThread, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
@@ -183,7 +177,7 @@ describe('opportunistic by default', () => {
     expect(batchesBeforeIo).toBe(1)
   })
 
-  it('a queue of cheap full batches runs them back to back, bounded by the turn\'s time alone', async () => {
+  it("a queue of cheap full batches runs them back to back, bounded by the turn's time alone", async () => {
     // No-op batches hold the thread for microseconds: a loop turn each would
     // cost more than the batches. Node's clock runs while code does, so the
     // turn's time budget bounds them, and no count turns the loop every few
@@ -413,7 +407,12 @@ describe('a caller that gives up while queued leaves at once', () => {
     const first = f(2, { deadline: start + 100 }).catch((e: unknown) => e)
     const second = f(3, { deadline: start + 200 }).catch((e: unknown) => e)
     const settled = new Set<number>()
-    for (const [item, outcome] of [[1, last], [2, first], [3, second]] as const) void outcome.then(() => settled.add(item))
+    for (const [item, outcome] of [
+      [1, last],
+      [2, first],
+      [3, second],
+    ] as const)
+      void outcome.then(() => settled.add(item))
 
     // Which calls have settled is checked before awaiting one, so a call
     // that missed its deadline fails the test here rather than hanging it.

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { batch, type BatchOptions } from '../../../src/index.js'
 import { mulberry32 } from '../../support/prng.js'
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('every accepted call settles exactly once', () => {

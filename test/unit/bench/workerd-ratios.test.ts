@@ -29,7 +29,13 @@ function row(endpoint: Endpoint, rounds: number[]): LoadRow & { endpoint: string
   }
 }
 
-const limit = (model: 'ocr' | 'mlp', mode: 'run' | 'pipeline', batch: number, itemsPerS: number): IsolateLimitRow => ({ model, mode, batch, itemsPerS, rounds: [itemsPerS] })
+const limit = (model: 'ocr' | 'mlp', mode: 'run' | 'pipeline', batch: number, itemsPerS: number): IsolateLimitRow => ({
+  model,
+  mode,
+  batch,
+  itemsPerS,
+  rounds: [itemsPerS],
+})
 
 const direct = [
   row(E.hello, [3000, 3000, 3000]),

@@ -25,7 +25,14 @@ describe('AutoscalingPolicy', () => {
 
   it("wants ceil(average ongoing / target) replicas, within min and max (Ray's decision)", () => {
     const policy = new AutoscalingPolicy(config)
-    for (const [ongoing, wanted] of [[0, 1], [1, 1], [2, 1], [3, 2], [7, 4], [40, 5]] as const) {
+    for (const [ongoing, wanted] of [
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [3, 2],
+      [7, 4],
+      [40, 5],
+    ] as const) {
       const fresh = new AutoscalingPolicy(config)
       fresh.record(0, ongoing)
       expect(fresh.desired()).toBe(wanted)
@@ -58,7 +65,9 @@ describe('AutoscalingPolicy', () => {
   })
 
   it('a wish that turns from more replicas to fewer starts its wait over', () => {
-    const policy = new AutoscalingPolicy(configOf({ minReplicas: 1, maxReplicas: 5, targetOngoingRequests: 1, upscaleDelayS: 1, downscaleDelayS: 1, lookBackPeriodS: 0.1 }))
+    const policy = new AutoscalingPolicy(
+      configOf({ minReplicas: 1, maxReplicas: 5, targetOngoingRequests: 1, upscaleDelayS: 1, downscaleDelayS: 1, lookBackPeriodS: 0.1 }),
+    )
     policy.record(0, 4) // more than the 2 running are wanted from 0 ms
     expect(policy.decide(0, 2, 0)).toBe(2)
     policy.record(500, 1) // fewer are wanted from 500 ms, before the upscale delay ran out

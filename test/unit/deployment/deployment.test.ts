@@ -63,11 +63,18 @@ describe('deployment()', () => {
 
   it("fills in Ray's batching_config with the defaults of batch(), and a 1 MiB bound on each request's body", () => {
     const d = deployment(Model, { batching: { maxBatchSize: 32, batchWaitTimeoutS: 0.1 } })
-    expect(d.options.batching).toEqual({ maxBatchSize: 32, batchWaitTimeoutS: 0.1, strideS: 0, allowSmallBatch: true, adaptive: false, maxBodyBytes: 1024 * 1024 })
+    expect(d.options.batching).toEqual({
+      maxBatchSize: 32,
+      batchWaitTimeoutS: 0.1,
+      strideS: 0,
+      allowSmallBatch: true,
+      adaptive: false,
+      maxBodyBytes: 1024 * 1024,
+    })
     expect(deployment(Model, { batching: { maxBodyBytes: Infinity } }).options.batching?.maxBodyBytes).toBe(Infinity)
   })
 
-  describe("batching goes with a fetch that takes Request[], and only with it (a type error at deployment())", () => {
+  describe('batching goes with a fetch that takes Request[], and only with it (a type error at deployment())', () => {
     class Batched {
       async fetch(requests: Request[]) {
         return requests.map((request) => request.url)
@@ -122,7 +129,10 @@ export const single = deployment(Single, { batching: { maxBatchSize: 4 } })
     [{ name: 'a-b' }, /binding must be a valid wrangler binding name .*received "a-b"/],
     [{ batching: { maxBatchSize: 0 } }, /batching\.maxBatchSize must be a positive integer/],
     [{ batching: { adaptive: 'yes' } }, /batching\.adaptive must be true, false or an object like \{ latencyTargetMs: 50 \}, received "yes"/],
-    [{ batching: { adaptive: { latencyTargetMs: 0 } } }, /batching\.adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received 0/],
+    [
+      { batching: { adaptive: { latencyTargetMs: 0 } } },
+      /batching\.adaptive\.latencyTargetMs must be a finite number of milliseconds greater than 0, received 0/,
+    ],
     [{ batching: { timeout_s: 1 } }, /batching has no option "timeout_s"; known options: maxBatchSize, batchWaitTimeoutS/],
     [{ batching: { maxBodyBytes: '1mb' } }, /batching\.maxBodyBytes must be a whole number of bytes, 0 or more \(Infinity for no limit\), received "1mb"/],
     [{ batching: { maxBodyBytes: -1 } }, /batching\.maxBodyBytes must be a whole number of bytes, 0 or more \(Infinity for no limit\), received -1/],
@@ -167,8 +177,12 @@ describe('getHandle()', () => {
     expect(() => getHandle(Model as never, {})).toThrow(
       new TypeError('getHandle() needs a deployment made with deployment(Class), received a function: write getHandle(deployment(Model), env)'),
     )
-    expect(() => getHandle(deployment(Model), {}, 'idempotent' as never)).toThrow(/^getHandle\(\)'s options must be an object like \{ idempotent: true \}, received "idempotent"$/)
-    expect(() => getHandle(deployment(Model), {}, { idempotent: 'yes' as never })).toThrow("getHandle()'s idempotent option must be true or false, received \"yes\"")
+    expect(() => getHandle(deployment(Model), {}, 'idempotent' as never)).toThrow(
+      /^getHandle\(\)'s options must be an object like \{ idempotent: true \}, received "idempotent"$/,
+    )
+    expect(() => getHandle(deployment(Model), {}, { idempotent: 'yes' as never })).toThrow(
+      'getHandle()\'s idempotent option must be true or false, received "yes"',
+    )
   })
 })
 
@@ -209,7 +223,7 @@ describe('finding replicas', () => {
 })
 
 describe('getHandle() with an env that holds no replicas', () => {
-  it("rejects its calls with what to pass on Node and on Workers, and logs nothing of its own", async () => {
+  it('rejects its calls with what to pass on Node and on Workers, and logs nothing of its own', async () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
     try {
       class Adder {
@@ -228,7 +242,9 @@ describe('getHandle() with an env that holds no replicas', () => {
             'exported from the Worker: export const AdderObject = durableObject(<the deployment>)',
         ),
       )
-      await expect(getHandle(adder, undefined).add.remote(1)).rejects.toThrow(/^getHandle\(\): no replicas of deployment Adder in the env it was given \(env is undefined\)\./)
+      await expect(getHandle(adder, undefined).add.remote(1)).rejects.toThrow(
+        /^getHandle\(\): no replicas of deployment Adder in the env it was given \(env is undefined\)\./,
+      )
       expect(logged).not.toHaveBeenCalled()
     } finally {
       logged.mockRestore()
@@ -288,7 +304,10 @@ describe('Router', () => {
       router.tryAcquire()
       let outcome: unknown
       const scope = new RequestScope('http', Date.now() + 100, undefined, undefined)
-      void router.acquire(scope.signal).then((r) => (outcome = r), (e: unknown) => (outcome = e))
+      void router.acquire(scope.signal).then(
+        (r) => (outcome = r),
+        (e: unknown) => (outcome = e),
+      )
       await vi.advanceTimersByTimeAsync(99)
       expect(outcome).toBeUndefined()
       await vi.advanceTimersByTimeAsync(1)

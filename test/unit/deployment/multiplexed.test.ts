@@ -105,7 +105,9 @@ describe('multiplexed()', () => {
     expect(() => multiplexed((id: string) => id, { maxNumModelsPerReplica: 2 } as never)).toThrow(
       'multiplexed() has no option "maxNumModelsPerReplica"; edgeserve spells Ray\'s max_num_models_per_replica as maxModelsPerReplica',
     )
-    expect(() => multiplexed((id: string) => id, { max_num_models_per_replica: 2 } as never)).toThrow(/spells Ray's max_num_models_per_replica as maxModelsPerReplica/)
+    expect(() => multiplexed((id: string) => id, { max_num_models_per_replica: 2 } as never)).toThrow(
+      /spells Ray's max_num_models_per_replica as maxModelsPerReplica/,
+    )
     expect(() => multiplexed((id: string) => id, { cache: 2 } as never)).toThrow('multiplexed() has no option "cache"; its one option is maxModelsPerReplica')
   })
 })
@@ -150,9 +152,7 @@ describe('batches of a multiplexed deployment', () => {
       },
       { maxBatchSize: 8, batchWaitTimeoutS: 0.01 },
     )
-    const calls = Array.from({ length: 12 }, (_, i) =>
-      runInContext({ origin: 'handle', multiplexedModelId: i % 3 === 0 ? 'a' : 'b' }, () => f(i)),
-    )
+    const calls = Array.from({ length: 12 }, (_, i) => runInContext({ origin: 'handle', multiplexedModelId: i % 3 === 0 ? 'a' : 'b' }, () => f(i)))
     expect(await Promise.all(calls)).toEqual(Array.from({ length: 12 }, (_, i) => i))
     for (const { ids, items } of batches) {
       const expected = items[0]! % 3 === 0 ? 'a' : 'b'
@@ -181,9 +181,7 @@ describe('batches of a multiplexed deployment', () => {
     const second = runInContext({ origin: 'http' }, () => f(2))
     expect(await Promise.all([first, second])).toEqual([1, 2])
     expect(seen).toEqual(['a', undefined])
-    await expect(runInContext({ origin: 'http' }, () => batch(async (xs: number[]) => xs.map(() => multiplexedModelId()))(3))).rejects.toThrow(
-      /names no model/,
-    )
+    await expect(runInContext({ origin: 'http' }, () => batch(async (xs: number[]) => xs.map(() => multiplexedModelId()))(3))).rejects.toThrow(/names no model/)
   })
 
   it('keep a batchKey apart from a model id that looks like it', async () => {

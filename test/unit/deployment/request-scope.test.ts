@@ -29,7 +29,10 @@ describe('RequestScope as a cancel signal', () => {
   it('times its deadline from one reading of the clock: a tick past the deadline in between never makes a negative delay', () => {
     const deadline = 1_000_000
     // The clock reads just before the deadline, then just after it, as when it ticks mid-call.
-    const clock = vi.spyOn(Date, 'now').mockReturnValueOnce(deadline - 1).mockReturnValue(deadline + 1)
+    const clock = vi
+      .spyOn(Date, 'now')
+      .mockReturnValueOnce(deadline - 1)
+      .mockReturnValue(deadline + 1)
     const timers = vi.spyOn(globalThis, 'setTimeout')
     const scope = new RequestScope('http', deadline, undefined, undefined)
     try {

@@ -49,7 +49,7 @@ describe('answerOf', () => {
 })
 
 describe("edgeserve's errors thrown in a plain Hono route", () => {
-  it('answer with their status and JSON body through Hono\'s own error handler, with no onError of the app\'s', async () => {
+  it("answer with their status and JSON body through Hono's own error handler, with no onError of the app's", async () => {
     const app = new Hono()
       .get('/missing', () => {
         throw new HTTPError(404, 'no model for region east')
@@ -78,4 +78,3 @@ describe("edgeserve's errors thrown in a plain Hono route", () => {
     expect([unfit.status, await unfit.json()]).toEqual([422, { error: { type: 'HTTPError', message: 'item has 2 values, but shape [8] needs 8' } }])
   })
 })
-

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { answerBadJsonWith400, holdBody, readBody, readJson, unreadableBodies } from '../../../src/http/body.js'
 import { HTTPError } from '../../../src/errors.js'
 
-const post = (body: BodyInit, headers: Record<string, string> = {}) => new Request('http://x/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit)
+const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+  new Request('http://x/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit)
 
 /** A body of unknown length, sent in `chunks` pieces of `size` bytes. */
 const streamed = (chunks: number, size: number) =>

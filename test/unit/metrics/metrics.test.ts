@@ -74,7 +74,7 @@ describe('replica metrics', () => {
     expect(series('edgeserve_batch_utilization').sum).toBeCloseTo(5 / 4)
   })
 
-  it('reads each queue\'s batch size limit into edgeserve_batch_size_limit', async () => {
+  it("reads each queue's batch size limit into edgeserve_batch_size_limit", async () => {
     const instance = {
       fixed: batch(async (xs: number[]) => xs, { maxBatchSize: 4 }),
       tuned: batch(async (xs: number[]) => xs, { maxBatchSize: 64, adaptive: true }),
@@ -100,7 +100,15 @@ describe('replica metrics', () => {
     const lines: string[] = []
     const spy = vi.spyOn(console, 'log').mockImplementation((line: string) => void lines.push(line))
     try {
-      for (const [from, to] of [[8, 11], [11, 16], [16, 23], [23, 32], [32, 23], [23, 8]]) observer!.limitChanged!(from!, to!, undefined)
+      for (const [from, to] of [
+        [8, 11],
+        [11, 16],
+        [16, 23],
+        [23, 32],
+        [32, 23],
+        [23, 8],
+      ])
+        observer!.limitChanged!(from!, to!, undefined)
     } finally {
       spy.mockRestore()
     }

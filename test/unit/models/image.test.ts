@@ -80,7 +80,6 @@ function filterRows(packed: Uint8Array, rowBytes: number, bpp: number, types: re
   return raw
 }
 
-
 const overWhite = (c: number, a: number): number => Math.round((c * a + 255 * (255 - a)) / 255)
 
 describe('decodeImage: PNG and JPEG variants', () => {

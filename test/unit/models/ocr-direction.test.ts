@@ -114,7 +114,6 @@ function referencePreprocess(img: RgbImage): Float32Array {
   return out
 }
 
-
 const maxDiff = (a: Float32Array, b: Float32Array): number => a.reduce((max, v, i) => Math.max(max, Math.abs(v - b[i]!)), 0)
 
 describe('clsPreprocess', () => {
@@ -124,7 +123,20 @@ describe('clsPreprocess', () => {
       if (img.channels !== 1) return img
       return { ...img, channels: undefined, data: Uint8Array.from({ length: img.data.length * 3 }, (_, i) => img.data[Math.floor(i / 3)]!) }
     })
-    const sizes = [[1, 1], [1, 200], [300, 2], [50, 40], [192, 48], [1000, 48], [7, 3], [97, 61], [4000, 20], [13, 500], [244, 40], [4096, 1000]] as const
+    const sizes = [
+      [1, 1],
+      [1, 200],
+      [300, 2],
+      [50, 40],
+      [192, 48],
+      [1000, 48],
+      [7, 3],
+      [97, 61],
+      [4000, 20],
+      [13, 500],
+      [244, 40],
+      [4096, 1000],
+    ] as const
     for (const [k, [width, height]] of sizes.entries()) images.push({ width, height, data: seededBytes(width * height * 3, k + 1) })
     for (const img of images) {
       expect(maxDiff(clsPreprocess(img), referencePreprocess(img)), `${img.width}x${img.height}`).toBeLessThan(1e-6)
@@ -132,7 +144,13 @@ describe('clsPreprocess', () => {
   })
 
   it('gives a gray image the same input as its RGB twin', () => {
-    for (const [k, [width, height]] of ([[244, 40], [30, 90], [500, 17]] as const).entries()) {
+    for (const [k, [width, height]] of (
+      [
+        [244, 40],
+        [30, 90],
+        [500, 17],
+      ] as const
+    ).entries()) {
       const gray = seededBytes(width * height, 50 + k)
       const rgb = Uint8Array.from({ length: gray.length * 3 }, (_, i) => gray[Math.floor(i / 3)]!)
       expect(maxDiff(clsPreprocess({ width, height, channels: 1, data: gray }), clsPreprocess({ width, height, data: rgb }))).toBe(0)
@@ -155,9 +173,13 @@ describe('clsPreprocess', () => {
   })
 
   it('refuses pixel data shorter than its dimensions', () => {
-    expect(() => clsPreprocess({ width: 10, height: 10, data: new Uint8Array(299) })).toThrow('image data too short: a 10x10 image with 3 channel(s) needs 300 bytes, got 299')
+    expect(() => clsPreprocess({ width: 10, height: 10, data: new Uint8Array(299) })).toThrow(
+      'image data too short: a 10x10 image with 3 channel(s) needs 300 bytes, got 299',
+    )
     expect(() => clsPreprocess({ width: 10, height: 10, channels: 1, data: new Uint8Array(99) })).toThrow(RangeError)
-    expect(() => clsResize({ width: 10, height: 10, channels: 1, data: new Uint8Array(99) })).toThrow('image data too short: a 10x10 image with 1 channel(s) needs 100 bytes, got 99')
+    expect(() => clsResize({ width: 10, height: 10, channels: 1, data: new Uint8Array(99) })).toThrow(
+      'image data too short: a 10x10 image with 1 channel(s) needs 100 bytes, got 99',
+    )
   })
 
   it('resizes to height 48 keeping the aspect ratio, capped at width 192', () => {

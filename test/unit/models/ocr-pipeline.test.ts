@@ -44,20 +44,42 @@ describe('DB post-processing', () => {
 describe('geometry', () => {
   it('the minimum-area rectangle of a tilted rectangle is that rectangle', () => {
     const angle = 0.3
-    const corners = [[0, 0], [40, 0], [40, 10], [0, 10]].map(([x, y]) => [x! * Math.cos(angle) - y! * Math.sin(angle), x! * Math.sin(angle) + y! * Math.cos(angle)] as [number, number])
+    const corners = [
+      [0, 0],
+      [40, 0],
+      [40, 10],
+      [0, 10],
+    ].map(([x, y]) => [x! * Math.cos(angle) - y! * Math.sin(angle), x! * Math.sin(angle) + y! * Math.cos(angle)] as [number, number])
     const rect = minAreaRect([...corners, [20 * Math.cos(angle) - 5 * Math.sin(angle), 20 * Math.sin(angle) + 5 * Math.cos(angle)]])
     expect(Math.max(rect.width, rect.height)).toBeCloseTo(40, 6)
     expect(Math.min(rect.width, rect.height)).toBeCloseTo(10, 6)
   })
 
   it('orders corners top-left, top-right, bottom-right, bottom-left', () => {
-    expect(orderCorners([[10, 5], [0, 5], [10, 0], [0, 0]])).toEqual([[0, 0], [10, 0], [10, 5], [0, 5]])
+    expect(
+      orderCorners([
+        [10, 5],
+        [0, 5],
+        [10, 0],
+        [0, 0],
+      ]),
+    ).toEqual([
+      [0, 0],
+      [10, 0],
+      [10, 5],
+      [0, 5],
+    ])
   })
 })
 
 describe('reading order', () => {
   const box = (x: number, y: number, w: number, h: number): { box: Quad; id: string } => ({
-    box: [[x, y], [x + w, y], [x + w, y + h], [x, y + h]],
+    box: [
+      [x, y],
+      [x + w, y],
+      [x + w, y + h],
+      [x, y + h],
+    ],
     id: `${x},${y}`,
   })
 

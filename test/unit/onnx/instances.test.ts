@@ -52,7 +52,11 @@ const fixedFour = graph({
 
 /** A deterministic batch of `n` classifier inputs. */
 function images(n: number): Tensor {
-  return new Tensor('float32', Float32Array.from({ length: n * ITEM }, (_, i) => Math.sin(i * 0.37)), [n, 3, 48, 192])
+  return new Tensor(
+    'float32',
+    Float32Array.from({ length: n * ITEM }, (_, i) => Math.sin(i * 0.37)),
+    [n, 3, 48, 192],
+  )
 }
 
 const loaded: Model[] = []
@@ -83,7 +87,10 @@ describe('cutting a run along its batch axis', () => {
       names: { type: 'string', dims: [5], data: ['a', 'b', 'c', 'd', 'e'] },
     }
     const slices = sliceFeeds(feeds, 5, [3, 2])
-    expect(slices.map((s) => s.x!.dims)).toEqual([[3, 2], [2, 2]])
+    expect(slices.map((s) => s.x!.dims)).toEqual([
+      [3, 2],
+      [2, 2],
+    ])
     expect(Array.from(slices[1]!.x!.data as Float32Array)).toEqual([6, 7, 8, 9])
     expect(slices[0]!.names!.data).toEqual(['a', 'b', 'c'])
     // A copy with a buffer of its own: moving it to a thread leaves the caller's tensor whole.
@@ -158,8 +165,16 @@ describe('loadModel() with instances on Node', () => {
     const model = await load(doubler, { instances: 3 })
     const run = (n: number, offset: number) =>
       model.run({
-        x: new Tensor('float32', Float32Array.from({ length: n * 2 }, (_, i) => offset + i), [n, 2]),
-        ids: new Tensor('int64', BigInt64Array.from({ length: n * 3 }, (_, i) => BigInt(offset + i)), [n, 3]),
+        x: new Tensor(
+          'float32',
+          Float32Array.from({ length: n * 2 }, (_, i) => offset + i),
+          [n, 2],
+        ),
+        ids: new Tensor(
+          'int64',
+          BigInt64Array.from({ length: n * 3 }, (_, i) => BigInt(offset + i)),
+          [n, 3],
+        ),
       })
     const [a, b] = await Promise.all([run(7, 0), run(2, 1000)])
     expect(Array.from(a.y!.data as Float32Array)).toEqual(Array.from({ length: 14 }, (_, i) => 2 * i))
@@ -197,7 +212,11 @@ describe('loadModel() with instances on Node', () => {
     const pool = await InstancePool.start(doubler, { count: 2, numThreads: 1, providers: ['wasm'], sessionOptions: {}, Tensor })
     try {
       const feeds = (n: number, offset: number) => ({
-        x: new Tensor('float32', Float32Array.from({ length: n * 2 }, (_, i) => offset + i), [n, 2]),
+        x: new Tensor(
+          'float32',
+          Float32Array.from({ length: n * 2 }, (_, i) => offset + i),
+          [n, 2],
+        ),
         ids: new Tensor('int64', new BigInt64Array(n * 3), [n, 3]),
       })
       // The test reads each instance's count of runs in flight, as the pool does.
@@ -263,7 +282,10 @@ describe('loadModel() with instances on Node', () => {
     const dir = mkdtempSync(join(tmpdir(), 'instances-exit-'))
     const script = join(dir, 'script.mts')
     const source = fileURLToPath(new URL('../../../src/onnx/node.ts', import.meta.url))
-    writeFileSync(script, `import { loadModel, Tensor } from ${JSON.stringify(source)}\nconst model = await loadModel(${JSON.stringify(OCR)}, { instances: 2 })\n${work}\n`)
+    writeFileSync(
+      script,
+      `import { loadModel, Tensor } from ${JSON.stringify(source)}\nconst model = await loadModel(${JSON.stringify(OCR)}, { instances: 2 })\n${work}\n`,
+    )
     const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=edgeserve-source', script], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => (out += chunk))

@@ -50,7 +50,19 @@ describe('stack() checks each item against the shape', () => {
       0: [422, 'item has a value that float32 cannot hold at [0] (received Infinity); shape [8] needs 8 numbers'],
       1: [422, 'item has a value that float32 cannot hold at [0] (received -1e+39); shape [8] needs 8 numbers'],
     })
-    expect(itemErrors(() => stack([[1, 2.5], [2 ** 31, 0], [-(2 ** 31), 7]], [2], 'int32'))).toEqual({
+    expect(
+      itemErrors(() =>
+        stack(
+          [
+            [1, 2.5],
+            [2 ** 31, 0],
+            [-(2 ** 31), 7],
+          ],
+          [2],
+          'int32',
+        ),
+      ),
+    ).toEqual({
       0: [422, 'item has a value that is not an integer at [1] (received 2.5); shape [2] needs 2 numbers'],
       1: [422, "item has a value outside int32's range at [0] (received 2147483648); shape [2] needs 2 numbers"],
     })

@@ -22,7 +22,11 @@ describe('tensor helpers', () => {
 
   it('split() gives per-item views of a [N, ...] output', () => {
     const parts = split(new Tensor('float32', new Float32Array([1, 2, 3, 4, 5, 6]), [3, 2]))
-    expect(parts.map((p) => Array.from(p as Float32Array))).toEqual([[1, 2], [3, 4], [5, 6]])
+    expect(parts.map((p) => Array.from(p as Float32Array))).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ])
   })
 
   it('pad() pads to the longest item with a mask, or to the smallest allowed size that fits', () => {
@@ -66,9 +70,7 @@ describe('loadModel() on Node', () => {
     try {
       const model = await loadModel(`${base}/model.onnx`)
       expect(model.outputNames).toEqual(['softmax_0.tmp_0'])
-      await expect(loadModel(new URL(`${base}/missing.onnx`))).rejects.toThrow(
-        `could not load the model from ${base}/missing.onnx: the response was 404`,
-      )
+      await expect(loadModel(new URL(`${base}/missing.onnx`))).rejects.toThrow(`could not load the model from ${base}/missing.onnx: the response was 404`)
     } finally {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))

@@ -38,7 +38,13 @@ describe('loadModel() threads on Node', () => {
     expect(model.numThreads).toBe(cores)
     expect(ort.env.wasm.numThreads).toBe(cores)
     expect(lines).toEqual([
-      expect.objectContaining({ level: 'info', event: 'model loaded', provider: 'wasm', numThreads: cores, numThreadsChosenBy: expect.stringContaining('os.availableParallelism()') }),
+      expect.objectContaining({
+        level: 'info',
+        event: 'model loaded',
+        provider: 'wasm',
+        numThreads: cores,
+        numThreadsChosenBy: expect.stringContaining('os.availableParallelism()'),
+      }),
     ])
   })
 
@@ -51,7 +57,9 @@ describe('loadModel() threads on Node', () => {
       expect(ort.env.wasm.numThreads).toBe(cores)
       const said = warn.mock.calls.map(([m]) => String(m)).filter((m) => m.startsWith('edgeserve:'))
       expect(said).toHaveLength(1)
-      expect(said[0]).toMatch(new RegExp(`^edgeserve: numThreads ${cores + 1} cannot take effect: onnxruntime-web runs ${cores} thread\\(s\\) here, .+ in another worker thread$`))
+      expect(said[0]).toMatch(
+        new RegExp(`^edgeserve: numThreads ${cores + 1} cannot take effect: onnxruntime-web runs ${cores} thread\\(s\\) here, .+ in another worker thread$`),
+      )
       expect(lines.map((l) => l.numThreadsChosenBy)).toEqual([
         expect.stringMatching(/^fixed when the first model loaded here \(this one asked for \d+: the numThreads option\)$/),
         expect.stringMatching(/^fixed when the first model loaded here/),
@@ -68,7 +76,10 @@ describe('loadModel() threads on Node', () => {
   })
 
   it('EDGESERVE_NUM_THREADS sets the count for the process, over a replica’s share of the cores', async () => {
-    const [overShare, alone] = await Promise.all([loadInThread(cores + 1, { EDGESERVE_NUM_THREADS: '1' }), loadInThread(undefined, { EDGESERVE_NUM_THREADS: '3' })])
+    const [overShare, alone] = await Promise.all([
+      loadInThread(cores + 1, { EDGESERVE_NUM_THREADS: '1' }),
+      loadInThread(undefined, { EDGESERVE_NUM_THREADS: '3' }),
+    ])
     expect(overShare).toEqual({ numThreads: 1, ortNumThreads: 1, chosenBy: 'EDGESERVE_NUM_THREADS' })
     expect(alone).toEqual({ numThreads: 3, ortNumThreads: 3, chosenBy: 'EDGESERVE_NUM_THREADS' })
   })

@@ -32,7 +32,11 @@ describe('watchBody() outside workerd', () => {
 
 describe('hasSmallBody() and readIfUnread()', () => {
   const declared = (body: string, headers: Record<string, string> = {}) =>
-    new Request('http://127.0.0.1/predict?x=1', { method: 'POST', body, headers: { 'content-length': String(body.length), 'content-type': 'application/json', ...headers } })
+    new Request('http://127.0.0.1/predict?x=1', {
+      method: 'POST',
+      body,
+      headers: { 'content-length': String(body.length), 'content-type': 'application/json', ...headers },
+    })
 
   it('takes a body of declared length up to WHOLE_BODY_BYTES as small, by its header alone', () => {
     expect(hasSmallBody(declared('{"features":[1,2]}'))).toBe(true)

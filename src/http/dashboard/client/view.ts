@@ -138,7 +138,9 @@ function renderOptions(list: HTMLElement, options: Options, skip: string[]): voi
   list.setAttribute('data-signature', signature)
   const rows = flatten(options, '')
     .filter(([key]) => !skip.includes(key))
-    .map(([key, value]) => el('div', { class: 'option', 'data-testid': 'option', 'data-option': key }, [el('dt', {}, [key]), el('dd', {}, [describeOption(key, value)])]))
+    .map(([key, value]) =>
+      el('div', { class: 'option', 'data-testid': 'option', 'data-option': key }, [el('dt', {}, [key]), el('dd', {}, [describeOption(key, value)])]),
+    )
   list.replaceChildren(...(rows.length ? rows : [el('div', { class: 'muted' }, ['none reported'])]))
 }
 
@@ -171,7 +173,11 @@ export function createCard(name: string): Card {
   const root = el('section', { class: 'card', 'data-testid': 'deployment', 'data-deployment': name, 'data-state': 'idle' }, [
     el('header', { class: 'card-head' }, [el('div', { class: 'title' }, [el('h2', {}, [name]), replicas, total]), routes]),
     idleNote,
-    el('div', { class: 'kpis' }, Object.values(kpis).map((k) => k.node)),
+    el(
+      'div',
+      { class: 'kpis' },
+      Object.values(kpis).map((k) => k.node),
+    ),
     el('div', { class: 'charts' }, [throughput.figure, latency.figure, replicaChart.figure]),
     methods,
     el('footer', { class: 'card-foot' }, [el('span', { class: 'eyebrow' }, ['Deployment options']), options]),
@@ -200,7 +206,14 @@ function createMethod(name: string): MethodView {
     el('header', { class: 'method-head' }, [el('span', { class: 'eyebrow' }, ['Batched method']), el('code', {}, [name])]),
     el('div', { class: 'method-body' }, [
       chart.figure,
-      el('div', { class: 'panel' }, [el('h3', {}, ['Batches']), el('dl', { class: 'stats' }, Object.values(stats).map((s) => s.node))]),
+      el('div', { class: 'panel' }, [
+        el('h3', {}, ['Batches']),
+        el(
+          'dl',
+          { class: 'stats' },
+          Object.values(stats).map((s) => s.node),
+        ),
+      ]),
       el('div', { class: 'panel' }, [el('h3', {}, ['Options in force']), options]),
       cost.figure,
     ]),
@@ -335,7 +348,12 @@ function updateMethod(view: MethodView, m: MethodModel, seconds: number): void {
   view.chart.legend.get('batch-size-total')?.setAttribute('data-value', String(batches))
 
   const mean = m.meanSize ? m.meanSize.value : null
-  setReading(view.stats.mean, mean, mean === null ? DASH : trim(mean) + (max ? ' / ' + formatOption(max) : ''), m.meanSize ? windowNote(m.meanSize.window, seconds) : '')
+  setReading(
+    view.stats.mean,
+    mean,
+    mean === null ? DASH : trim(mean) + (max ? ' / ' + formatOption(max) : ''),
+    m.meanSize ? windowNote(m.meanSize.window, seconds) : '',
+  )
   setReading(view.stats.fill, m.fill, formatPercent(m.fill).join(' '), 'of maxBatchSize')
   setReading(view.stats.rate, m.batchesRate, formatRate(m.batchesRate).join(''))
   setReading(view.stats.queue, m.queueLength, formatCount(m.queueLength), 'calls waiting')

@@ -71,7 +71,8 @@ export async function sendOutcome(
   unsendable: string,
   reading?: (reader: ReadableStreamDefaultReader<Uint8Array>) => void,
 ): Promise<void> {
-  const stream = outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value) ? encodeStream(outcome.value) : 'stream' in outcome ? outcome.stream : undefined
+  const stream =
+    outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value) ? encodeStream(outcome.value) : 'stream' in outcome ? outcome.stream : undefined
   if (stream) {
     to.stream()
     return relayBody(stream, to.chunk, to.end, reading)

@@ -214,7 +214,10 @@ export class ThreadReplica implements ReplicaEndpoint {
 
   async invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
     try {
-      const { answer, body } = await this.#exchange((id) => ({ type: 'invoke', id, method, args, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }), call)
+      const { answer, body } = await this.#exchange(
+        (id) => ({ type: 'invoke', id, method, args, deadline: call.deadline, multiplexedModelId: call.multiplexedModelId }),
+        call,
+      )
       if (answer.type === 'stream' && body) return { ok: true, stream: body }
       if (answer.type === 'outcome') return answer.outcome
       throw new Error(`replica ${this.name} answered a call with a ${answer.type} message`)

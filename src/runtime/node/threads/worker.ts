@@ -149,7 +149,10 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
     if ('plain' in answer) {
       const { status, contentType, body } = answer.plain
       const bytes = body === null ? null : ownBytes(body)
-      post({ type: 'response', id, status, statusText: '', headers: contentType === undefined ? [] : [['content-type', contentType]], body: bytes }, bytes ? [bytes] : [])
+      post(
+        { type: 'response', id, status, statusText: '', headers: contentType === undefined ? [] : [['content-type', contentType]], body: bytes },
+        bytes ? [bytes] : [],
+      )
       return
     }
     let response = answer.response
