@@ -22,6 +22,7 @@ import { currentContext } from '../batching/context.js'
 import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { HTTPError } from '../errors.js'
 import { log } from '../metrics/log.js'
+import type { ModelCacheObserver, ObservedModelCache } from '../metrics/replica-metrics.js'
 import { withDeadline } from './deadline.js'
 import { checkModelId, MODEL_ID_HEADER } from './model-id.js'
 
@@ -53,12 +54,6 @@ export interface MultiplexedOptions {
    * evicted, once no request for it is running. Default 3, as in Ray Serve.
    */
   maxModelsPerReplica?: number | undefined
-}
-
-/** Told of each load and eviction: the replica's metrics count them. */
-export interface ModelCacheObserver {
-  loadStarted(): void
-  evicted(): void
 }
 
 const cacheOf = Symbol('edgeserve.multiplexed')
@@ -109,7 +104,7 @@ interface Kept<M> {
   loaded: boolean
 }
 
-export class ModelCache<M> {
+export class ModelCache<M> implements ObservedModelCache {
   /** Oldest use first: a Map keeps insertion order, and a use re-inserts. */
   private readonly kept = new Map<string, Kept<M>>()
   /** Requests for each model id running on this replica now: their model is not evicted under them. */

@@ -1,7 +1,6 @@
 import { batchedMethodsOf } from '../batching/decorator.js'
 import { isBatched, type BatchControls } from '../batching/batch.js'
 import type { ObservedBatch, QueueObserver } from '../batching/queue.js'
-import type { ModelCache } from '../deployment/multiplexed.js'
 import { debugLogged, log } from './log.js'
 import {
   MetricsRegistry,
@@ -15,6 +14,19 @@ import {
   type Labels,
   type MetricsSnapshot,
 } from './registry.js'
+
+/** Told of each load and eviction of a multiplexed model cache: the replica's metrics count them. */
+export interface ModelCacheObserver {
+  loadStarted(): void
+  evicted(): void
+}
+
+/** What the metrics read of a multiplexed function's model cache (`multiplexed()`'s ModelCache). */
+export interface ObservedModelCache {
+  /** Models loaded and kept now. */
+  readonly loaded: number
+  observer: ModelCacheObserver | undefined
+}
 
 /** The batched methods of an instance: class fields made by batch(), and @batch methods. */
 export function batchedMethods(instance: object): Map<string, BatchControls<unknown>> {
@@ -58,7 +70,7 @@ export class ReplicaMetrics {
     'edgeserve_multiplexed_model_evictions_total',
     'Models a multiplexed deployment evicted to stay within maxModelsPerReplica.',
   )
-  private models: readonly ModelCache<unknown>[] = []
+  private models: readonly ObservedModelCache[] = []
 
   constructor(deployment: string, replica: number) {
     this.labels = { deployment, replica: String(replica) }
@@ -77,7 +89,7 @@ export class ReplicaMetrics {
   }
 
   /** Count the loads and evictions of an instance's multiplexed functions, and read how many models they hold. */
-  watchModels(caches: readonly ModelCache<unknown>[]): void {
+  watchModels(caches: readonly ObservedModelCache[]): void {
     this.models = caches
     if (caches.length === 0) return
     const loads = this.modelLoads.labels(this.labels)
