@@ -179,15 +179,15 @@ function requestPathCountLine(count: { files: number; functions: number; path: R
   )
 }
 
-/** Server CPU per request over HTTP, from the c=64 rows: what parsing and writing HTTP add to the in-process path. */
-function httpCostTable(rows: any[]): string {
-  const lines = ['| endpoint (c=64) | server CPU per request | req/s |', '| --- | ---: | ---: |']
+/** Server CPU per request over HTTP, from the c=64 rows: what parsing and writing HTTP add to the in-process path, in one sentence. */
+function httpCostText(rows: any[]): string {
+  const costs: string[] = []
   for (const name of ['hono-hello', 'noop-deployment', 'noop-batched-deployment']) {
     const r = rows.find((x: any) => x.endpoint === name && x.connections === 64)
     if (!r) continue
-    lines.push(`| ${name} | ${r.serverCores === null ? '–' : f((r.serverCores / r.requestsPerS) * 1e6, 1) + ' µs'} | ${f(r.requestsPerS)} |`)
+    costs.push(`${name} ${r.serverCores === null ? '–' : f((r.serverCores / r.requestsPerS) * 1e6, 1) + ' µs'} (${f(r.requestsPerS)} req/s)`)
   }
-  return lines.join('\n')
+  return costs.length === 0 ? 'not measured in this run' : costs.join(', ')
 }
 
 /**
@@ -251,27 +251,52 @@ function modelSpeedReading(speed: number): string {
 
 /**
  * The bare route's latency, probed one request at a time while OCR is served
- * at c=64: in process the model runs on the server's thread, on threads it
- * runs on a replica's.
+ * at c=64 in process, where the model runs on the server's thread (the
+ * thread replicas' probes are columns of their table).
  */
-function probeTable(results: any): string {
-  const lines = ['| OCR served | model layout per replica | OCR req/s | bare route p50 ms | p99 ms | probes |', '| --- | --- | ---: | ---: | ---: | ---: |']
+function probeText(results: any): string {
   const probed = (r: any) => r && r.probeP50Ms !== null && r.probeP50Ms !== undefined
+  const parts: string[] = []
   for (const endpoint of ['ocr-batched', 'ocr-unbatched']) {
     const r = results.node.find((row: any) => row.endpoint === endpoint && row.connections === 64)
     if (!probed(r)) continue
-    const what = endpoint === 'ocr-batched' ? 'in process, batched' : 'in process, unbatched'
-    lines.push(
-      `| ${what} | ${layoutName({ threads: 1, instances: Math.max(1, results.machine.nproc) })} (as shipped) | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`,
+    parts.push(
+      `${f(r.probeP50Ms, 2)} ms at p50 and ${f(r.probeP99Ms, 2)} at p99 (${r.probes} probes) while ${endpoint === 'ocr-batched' ? 'batched' : 'unbatched'} OCR served ${f(r.requestsPerS)} req/s`,
     )
   }
-  for (const r of results.nodeThreads ?? []) {
-    if (!probed(r)) continue
+  if (parts.length === 0) return 'In process, not measured in this run.'
+  return `In process, as shipped (${layoutName({ threads: 1, instances: Math.max(1, results.machine.nproc) })}), the bare route answered in ${parts.join('; in ')}.`
+}
+
+/** The rows a full run measures once each, beside the rows measured in rounds: one line, req/s (p99 ms). */
+function onceEachText(rows: any[]): string {
+  if (rows.length === 0) return ''
+  const each = rows.map((r: any) => `${r.endpoint} at c=${r.connections} ${f(r.requestsPerS)} (${f(r.p99Ms)})`)
+  return `\n\nMeasured once each, req/s (p99 ms): ${each.join(', ')}.`
+}
+
+/**
+ * workerd's rows, one per endpoint: served by workerd directly, beside the same
+ * endpoint through wrangler dev, whose proxy and Miniflare's entry Worker
+ * bound every row there.
+ */
+function workerdTable(direct: any[], viaWrangler: any[]): string {
+  const endpoints = [...new Set([...direct, ...viaWrangler].map((r: any) => r.endpoint as string))]
+  if (endpoints.length === 0) return '_not measured (see the error below)_'
+  const of = (rows: any[], endpoint: string) => rows.find((r: any) => r.endpoint === endpoint)
+  const lines = [
+    '| endpoint (c=64) | direct req/s | p50 ms | p99 ms | mean batch | batch items/s | wrangler dev req/s | p99 ms | errors + non-2xx |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  for (const endpoint of endpoints) {
+    const d = of(direct, endpoint)
+    const w = of(viaWrangler, endpoint)
+    const failures = [d, w].reduce((sum, r) => sum + (r ? r.errors + r.non2xx : 0), 0)
     lines.push(
-      `| on ${r.replicas} thread replica${r.replicas === 1 ? '' : 's'}, batched | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${f(r.requestsPerS)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} | ${r.probes} |`,
+      `| ${endpoint} | ${f(d?.requestsPerS)} | ${f(d?.p50Ms, 2)} | ${f(d?.p99Ms, 2)} | ${f(d?.meanBatchSize, 1)} | ${f(d?.batchItemsPerS)} | ${f(w?.requestsPerS)} | ${f(w?.p99Ms, 2)} | ${failures} |`,
     )
   }
-  return lines.length > 2 ? lines.join('\n') : 'Not measured in this run.'
+  return lines.join('\n')
 }
 
 /**
@@ -324,10 +349,9 @@ export function renderReport(results: any, template: string): { markdown: string
   }
   const decodeMs = configs.map((c: any) => f(c.decodePreprocessMsPerItem, 3)).join(' / ')
   const prepare: any[] = results.prepare ?? []
-  const prepareLines = ['| runtime | ms per image | rounds (ms per image) | measured |', '| --- | ---: | --- | --- |']
-  for (const p of prepare) prepareLines.push(`| ${p.runtime} | ${f(p.msPerImage, 3)} | ${p.rounds.map((x: number) => f(x, 3)).join(', ')} | ${p.how} |`)
-  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {}))
-    prepareLines.push(`| ${runtime} | – | – | failed: \`${String(error).split('\n')[0]}\` |`)
+  // One sentence: each runtime's median and the spread of its rounds (fastest to slowest).
+  const prepareParts = prepare.map((p) => `${p.runtime} ${f(p.msPerImage, 3)} (${f(Math.min(...p.rounds), 3)}–${f(Math.max(...p.rounds), 3)})`)
+  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {})) prepareParts.push(`${runtime} failed: \`${String(error).split('\n')[0]}\``)
   const bestAgain = configs
     .filter((c: any) => c.pipelineBest)
     .map(
@@ -346,12 +370,12 @@ export function renderReport(results: any, template: string): { markdown: string
   }
 
   const threadLines = [
-    '| OCR replicas on threads | model layout per replica | c | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| OCR replicas on threads | model layout per replica | req/s | p50 ms | p99 ms | mean batch | server cores | load-generator cores | bare route p50 ms | p99 ms |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const r of results.nodeThreads) {
     threadLines.push(
-      `| ${r.replicas} | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${r.connections} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} |`,
+      `| ${r.replicas} | ${ortThreadsPerReplica(r, results.machine.nproc)} | ${f(r.requestsPerS)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.meanBatchSize, 1)} | ${f(r.serverCores, 2)} | ${f(r.loadGeneratorCores, 2)} | ${f(r.probeP50Ms, 2)} | ${f(r.probeP99Ms, 2)} |`,
     )
   }
 
@@ -394,17 +418,14 @@ export function renderReport(results: any, template: string): { markdown: string
           besideText(results.modelLimit)
         : ''),
     REQUEST_PATH: requestPathTable(results.requestPath.microsecondsPerRequest) + requestPathCountLine(results.requestPathCount),
-    HTTP_COST: httpCostTable(results.node),
-    NODE: loadTable(results.node),
+    HTTP_COST: httpCostText(results.node),
+    // The rows measured in rounds in the table; the full run's rows measured once each in a line under it.
+    NODE: loadTable(results.node.filter((r: any) => (r.repeats ?? 1) > 1)) + onceEachText(results.node.filter((r: any) => (r.repeats ?? 1) === 1)),
     THREADS: threadLines.join('\n'),
-    PROBE: probeTable(results),
+    PROBE: probeText(results),
     GENERATION: generationLines.join('\n'),
-    // One table, direct rows first: each endpoint says which way it was measured.
     WORKERD:
-      loadTable([
-        ...(results.workerdDirect ?? []).map((r: any) => ({ ...r, endpoint: `${r.endpoint} (direct)` })),
-        ...results.workerd.map((r: any) => ({ ...r, endpoint: `${r.endpoint} (wrangler dev)` })),
-      ]) +
+      workerdTable(results.workerdDirect ?? [], results.workerd) +
       (results.workerdDirectError ? `\n\nworkerd direct failed: \`${results.workerdDirectError.split('\n')[0]}\`` : '') +
       (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
     WORKERD_HOP: hopTable(results.workerdHop ?? []),
@@ -413,7 +434,7 @@ export function renderReport(results: any, template: string): { markdown: string
     RATIOS: ratioLines.join('\n'),
     ...inWorkerFigures(results),
     OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
-    PREPARE: prepareLines.join('\n'),
+    PREPARE: prepareParts.length === 0 ? 'not measured in this run' : prepareParts.join(', '),
     OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
     AUTOSCALING: autoscalingTable(results.autoscaling),
     BATCH_SIZES: batchSizeTable(results.batchSizes),
@@ -432,6 +453,8 @@ export function renderReport(results: any, template: string): { markdown: string
  */
 function hopTable(hops: any[]): string {
   if (hops.length === 0) return '_not measured_'
+  // Through wrangler dev its proxy takes milliseconds a request, which the hop's microseconds vanish in: direct only, where measured.
+  if (hops.some((h) => h.way === 'direct')) hops = hops.filter((h) => h.way === 'direct')
   const us = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${f(x)} µs`)
   const lines = [
     "| workerd | bare route | raw hop | raw RPC | no-op deployment | no-op batched | workerd's hop | workerd's RPC hop | ours | batch queue |",
