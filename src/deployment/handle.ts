@@ -1,4 +1,4 @@
-import { ReplicaOverloadedError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
+import { RequestCancelledError, RequestTimeoutError } from '../errors.js'
 import { formatReceived, getValidSeconds } from '../batching/options.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import { currentContext } from '../batching/context.js'
@@ -7,7 +7,7 @@ import { checkDeployment, type Deployment, type InstanceOf } from './deployment.
 import type { HandleMarker } from './handle-marker.js'
 import { findReplicaSet, type ReplicaSet } from './replica-set.js'
 import { RequestScope } from './request-scope.js'
-import { afterOverload } from './overload.js'
+import { route } from './router.js'
 import { unwrap, type Outcome } from './outcome.js'
 
 /**
@@ -221,30 +221,11 @@ export interface HandleOptions {
 export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions = {}): Invoke {
   const idempotent = options.idempotent === true
   return async (method, args, signal, { deadline, multiplexedModelId }) => {
-    const { router, replicas, scaling } = replicaSet()
-    if (scaling.beforeRoute) await scaling.beforeRoute()
-    // The call's one scope, as the ingress makes one for a request: the router waits with it, the replica runs in it.
-    // Its deadline is the calling request's, whose signal cancels this call at it (see DeploymentResponse).
+    const replicas = replicaSet()
+    // The call's one scope, as the ingress makes one for a request. Its deadline is the calling request's,
+    // whose signal cancels this call at it (see DeploymentResponse).
     const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent, false)
-    try {
-      let replica = router.tryAcquire(multiplexedModelId)
-      if (replica < 0) replica = await router.acquire(scope.signal, multiplexedModelId)
-      const send = (chosen: number) => {
-        if (signal.aborted) throw new RequestCancelledError('the handle call was cancelled')
-        return replicas[chosen]!.invoke(method, args, scope)
-      }
-      try {
-        return await send(replica)
-      } catch (error) {
-        if (!(error instanceof ReplicaOverloadedError)) throw error
-        // A call's arguments can be sent again: an overloaded replica that refused it hands it to another.
-        return await afterOverload(router, replica, error, true, multiplexedModelId, send)
-      } finally {
-        router.release(replica)
-      }
-    } finally {
-      scope.close()
-    }
+    return route(replicas, scope, { method, args })
   }
 }
 

@@ -45,7 +45,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
     readonly deadline: number | undefined,
     readonly multiplexedModelId: string | undefined,
     /** The caller's own signal, if it has one; the runtime may instead cancel the scope itself. */
-    private readonly callerSignal: CancelSignal | undefined,
+    readonly callerSignal: CancelSignal | undefined,
     readonly idempotent: boolean = false,
     /**
      * False when the deadline is the caller's own and the caller's signal

@@ -1,6 +1,9 @@
 import type { CancelSignal } from '../batching/cancel-signal.js'
-import { BackPressureError, cancellation } from '../errors.js'
+import { BackPressureError, cancellation, ReplicaOverloadedError } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
+import type { Outcome } from './outcome.js'
+import type { ReplicaSet } from './replica-set.js'
+import type { RequestScope } from './request-scope.js'
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -259,6 +262,66 @@ export class Router {
       if (load[i]! < maxOngoingRequests && (least < 0 || load[i]! < load[least]!)) least = i
     }
     return least
+  }
+}
+
+/** A handle call as `route()` sends it: the method's name and its arguments. */
+export interface MethodCall {
+  readonly method: string
+  readonly args: unknown[]
+}
+
+/**
+ * One request (a `Request`, from the ingress) or handle call (a
+ * `MethodCall`) taken to a replica of `set`, the one way both go: a replica
+ * from the router (one with room now, else the first to free up, waited for
+ * with the scope's signal), the call sent to it, the replica given back.
+ * The caller makes the scope and hands it over: `route()` closes it once
+ * the call is answered.
+ *
+ * A replica that answers it is overloaded (a Durable Object past its limit)
+ * gets no new calls for a moment (`Router.avoid`), and a call it refused
+ * before running it goes once to another replica with room, if it can be
+ * sent again: a handle call, or a request without a body (a body went with
+ * the first attempt). Otherwise, or with no other replica, the overload is
+ * the answer: a 503 with Retry-After.
+ *
+ * One function without closures: every request runs it (test/node/request-path.test.ts counts them).
+ */
+export async function route(set: ReplicaSet, scope: RequestScope, call: Request): Promise<Response>
+export async function route(set: ReplicaSet, scope: RequestScope, call: MethodCall): Promise<Outcome>
+export async function route(set: ReplicaSet, scope: RequestScope, call: Request | MethodCall): Promise<Response | Outcome> {
+  const { router, replicas, scaling } = set
+  const modelId = scope.multiplexedModelId
+  let first = -1
+  /** The replica a call refused by an overloaded `first` went to instead. */
+  let second = -1
+  try {
+    // Workers, autoscaled: bring this isolate's replica count up to date first.
+    if (scaling.beforeRoute) await scaling.beforeRoute()
+    first = router.tryAcquire(modelId)
+    if (first < 0) first = await router.acquire(scope.signal, modelId)
+    for (let replica = first; ; replica = second) {
+      try {
+        // A caller that went away meanwhile (a client hung up, a handle call was cancelled) is sent nowhere.
+        if (scope.aborted) throw cancellation(scope.reason)
+        if (scope.callerSignal?.aborted) throw cancellation(scope.callerSignal.reason)
+        const endpoint = replicas[replica]!
+        return await (call instanceof Request ? endpoint.fetch(call, scope) : endpoint.invoke(call.method, call.args, scope))
+      } catch (error) {
+        if (!(error instanceof ReplicaOverloadedError)) throw error
+        router.avoid(replica)
+        if (replica !== first || !error.refused || (call instanceof Request && call.body !== null)) throw error
+        // Only a replica with room now: waiting in line for one is not worth it after an overload.
+        second = router.tryAcquire(modelId)
+        // With every other replica full the router may hand back the same one; it is not asked twice.
+        if (second < 0 || second === first) throw error
+      }
+    }
+  } finally {
+    if (first >= 0) router.release(first)
+    if (second >= 0) router.release(second)
+    scope.close()
   }
 }
 

@@ -1,8 +1,8 @@
 import type { Context } from 'hono'
 import { boundDeployments, checkDeployment, type Deployment } from '../deployment/deployment.js'
 import { ReplicaSet, replicaSetOf } from '../deployment/replica-set.js'
-import { afterOverload } from '../deployment/overload.js'
-import { errorResponse, ReplicaOverloadedError } from '../errors.js'
+import { route } from '../deployment/router.js'
+import { errorResponse } from '../errors.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'
 import { deadlineFrom, RequestScope } from '../deployment/request-scope.js'
 import { headerSource, watchDisconnect, type RuntimeEnv } from './runtime-env.js'
@@ -26,51 +26,33 @@ export type IngressHandler = ((c: Context) => Promise<Response>) & { readonly [i
  * 504 past `requestTimeoutS`).
  *
  * The ingress makes the request's one `RequestScope` (its disconnect signal,
- * deadline, model id and origin) and passes it down: the router waits with
- * it, the replica runs the user's method in it.
+ * deadline, model id and origin) and routes the request with it as handles
+ * route their calls (`route()`): the router waits with it, the replica runs
+ * the user's method in it.
  */
 export function ingress(deployment: Deployment): IngressHandler {
   checkDeployment(deployment, 'ingress')
   const { requestTimeoutS, binding } = deployment.options
   const handler = async (c: Context): Promise<Response> => {
-    let scope: RequestScope | undefined
     try {
       const env = c.env as (RuntimeEnv & Record<string, unknown>) | undefined
       // On Node, serve() puts the replica set itself in the env; a Durable Object namespace needs adapting.
       const set = env?.[binding]
-      const { router, replicas, scaling } = set instanceof ReplicaSet ? set : replicaSetOf(env, deployment)
-      // Workers, autoscaled: bring this isolate's replica count up to date first.
-      if (scaling.beforeRoute) await scaling.beforeRoute()
+      const replicas = set instanceof ReplicaSet ? set : replicaSetOf(env, deployment)
       // The runtime's own header read and disconnect watch where it offers them (see runtime-env.ts), else the request's.
       const readHeader = env?.[headerSource]
       const modelId = readHeader !== undefined ? readHeader.call(env, MODEL_ID_HEADER) : c.req.raw.headers.get(MODEL_ID_HEADER)
       const watch = env?.[watchDisconnect]
-      scope = new RequestScope(
+      const scope = new RequestScope(
         'http',
         deadlineFrom(requestTimeoutS),
         modelId === null ? undefined : checkModelId(modelId, `the ${MODEL_ID_HEADER} header`),
         watch !== undefined ? undefined : c.req.raw.signal,
       )
       watch?.call(env, scope)
-      let replica = router.tryAcquire(scope.multiplexedModelId)
-      if (replica < 0) replica = await router.acquire(scope.signal, scope.multiplexedModelId)
-      try {
-        return await replicas[replica]!.fetch(c.req.raw, scope)
-      } catch (error) {
-        if (!(error instanceof ReplicaOverloadedError)) throw error
-        // A request with a body can be sent once: the first attempt took it.
-        const request = c.req.raw
-        const callScope = scope
-        return await afterOverload(router, replica, error, request.body === null, scope.multiplexedModelId, (other) =>
-          replicas[other]!.fetch(request, callScope),
-        )
-      } finally {
-        router.release(replica)
-      }
+      return await route(replicas, scope, c.req.raw)
     } catch (error) {
       return errorResponse(error)
-    } finally {
-      scope?.close()
     }
   }
   return Object.assign(handler, { [ingressDeployment]: deployment })
