@@ -162,7 +162,7 @@ describe('OCR pipeline on Node', () => {
 
 describe('the OCR recognizer: a line reads the same whatever it is batched with', () => {
   it('gives each line the text it has alone, and its confidence within float rounding, when lines of other widths are in flight', async () => {
-    const recognizer = (await new Replica(textRecognizer.bind({ maxBatchSize: 8, adaptive: false }), 0, {}).instance()) as TextRecognizer
+    const recognizer = new Replica(textRecognizer.bind({ maxBatchSize: 8, adaptive: false }), 0, {}).instance() as TextRecognizer
     // Lines of many widths, each twice: the same width may share a run, a wider one must not pad it.
     const texts = [
       'The clocks were striking thirteen',

@@ -56,9 +56,8 @@ async function draw(file: File, answer: OcrAnswer): Promise<void> {
   }
 }
 
-input.addEventListener('change', async () => {
-  const file = input.files?.[0]
-  if (!file) return
+/** Send the chosen page and show what came back; a failure is shown in the status line, so this never rejects. */
+async function show(file: File): Promise<void> {
   status.className = ''
   status.textContent = `reading ${file.name}...`
   output.textContent = ''
@@ -73,4 +72,9 @@ input.addEventListener('change', async () => {
     status.className = 'error'
     status.textContent = error instanceof Error ? error.message : String(error)
   }
+}
+
+input.addEventListener('change', () => {
+  const file = input.files?.[0]
+  if (file) void show(file)
 })

@@ -149,7 +149,8 @@ async function main(argv: string[], options: CliOptions): Promise<void> {
     threads: values.threads ? { module: pathToFileURL(resolve(splitTarget(target).file)).href } : undefined,
   }).catch((error: unknown) => {
     const reason = whyCannotListen(error, hostname, port)
-    return reason === undefined ? Promise.reject(error) : fail(reason, { usage: false })
+    if (reason === undefined) throw error
+    return fail(reason, { usage: false })
   })
   const names = [...server.app.deployments.keys()].join(', ') || 'none'
   console.log(`edgeserve: app ${JSON.stringify(server.app.name)} (deployments: ${names}) listening on ${server.url}`)

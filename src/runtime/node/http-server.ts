@@ -79,7 +79,9 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
   // each gets a JSON error, as any other.
   const errorHandler = (error: unknown) => (error instanceof RequestError ? unreadableRequest() : errorResponse(error))
   const listener = getRequestListener(fetch, { hostname: options.hostname, errorHandler })
-  const server = createServer(options.serverOptions ?? {}, listener)
+  // The adaptor's listener catches its own errors (errorHandler above, then its own 500 or reset
+  // while writing the response), so the promise it returns never rejects: Node ignores it, and so can we.
+  const server = createServer(options.serverOptions ?? {}, (incoming, outgoing) => void listener(incoming, outgoing))
   // The adaptor leaves the requests Node's parser refuses to Node, which answers them without a JSON error.
   answerClientErrors(server, answering, { maxHeaderSize: options.serverOptions?.maxHeaderSize })
   // Node's keep-alive timer can close a connection with a request sent while a handler held the thread.
