@@ -155,6 +155,7 @@ describe('serve({ threads })', () => {
     })
 
     it.each(Object.keys(unfinished) as (keyof typeof unfinished)[])('a %s body that never ends is answered 504 at the request deadline', async (kind) => {
+      const before = await requestsByStatus('BodyLength')
       const connection = await RawConnection.open(server.url)
       try {
         await connection.send(unfinished[kind])
@@ -163,6 +164,9 @@ describe('serve({ threads })', () => {
       } finally {
         connection.close()
       }
+      // The thread, told by the server to stop, records why: the deadline, not a client that left.
+      const after = await requestsByStatus('BodyLength')
+      expect([after.get('504') ?? 0, after.get('499') ?? 0]).toEqual([(before.get('504') ?? 0) + 1, before.get('499') ?? 0])
       const whole = await fetch(`${server.url}/body-length`, { method: 'POST', body: 'y'.repeat(100) })
       expect(await whole.json()).toEqual({ bytes: 100 })
     })
@@ -258,6 +262,27 @@ describe('serve({ threads })', () => {
     let rest = ''
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value
     expect(rest).toBe('data: second\n\n')
+  })
+
+  it('an event stream whose head has gone outlives the request deadline, as in process', async () => {
+    // TickerWithDeadline's requestTimeoutS is 0.3: the second event comes after it. Its thread is started first,
+    // so that the deadline is not spent starting it.
+    const ticker = getDeploymentHandle<{ release(): void; warm(): void }>('TickerWithDeadline', { app: 'threads-test' })
+    await ticker.warm.remote()
+    const response = await fetch(`${server.url}/ticker-with-deadline`)
+    expect(response.status).toBe(200)
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    expect(await reader.read()).toEqual({ value: 'data: first\n\n', done: false })
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    await ticker.release.remote()
+    const rest = answeredWithin5s(
+      (async () => {
+        let text = ''
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value
+        return text
+      })(),
+    )
+    expect(await rest).toBe('data: second\n\n')
   })
 
   it('answers 504 at the request deadline while the replica still holds its thread, and serves again once it is free', async () => {

@@ -74,7 +74,8 @@ export type ToWorker =
       multiplexedModelId: string | undefined
     }
   | { type: 'invoke'; id: number; method: string; args: unknown[]; deadline: number | undefined; multiplexedModelId: string | undefined }
-  | { type: 'abort'; id: number }
+  /** Stop serving request or call `id`: its deadline passed (`timedOut`), or its client went away. */
+  | { type: 'abort'; id: number; timedOut: boolean }
   /** The answer to request `id`'s `body-pull`: a chunk of its body, or its end. */
   | (BodyMessage & { id: number })
   | { type: 'admin'; id: number; query: AdminQuery }

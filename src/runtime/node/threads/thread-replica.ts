@@ -5,7 +5,7 @@ import type { Deployment } from '../../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../../deployment/endpoint.js'
 import type { Outcome } from '../../../deployment/outcome.js'
 import { DeadlineTimer } from '../../../batching/deadlines.js'
-import { errorResponse, RequestTimeoutError, ReplicaUnavailableError } from '../../../errors.js'
+import { cancellation, errorResponse, RequestCancelledError, RequestTimeoutError, ReplicaUnavailableError } from '../../../errors.js'
 import type { MetricsSnapshot } from '../../../metrics/registry.js'
 import { startWorker } from './exec-argv.js'
 import type { FromWorker, ThreadWorkerData, ToWorker } from './protocol.js'
@@ -122,6 +122,8 @@ interface Exchange {
   upload?: BodyUpload
   /** Drop the abort listener and stop watching the deadline. */
   done(): void
+  /** The answer's head came, with a streamed body to follow: the deadline no longer applies, as in process. */
+  answered(): void
   /** The thread it was sent to: only that thread's end fails it. */
   worker: Worker | undefined
 }
@@ -143,10 +145,7 @@ export class ThreadReplica implements ReplicaEndpoint {
    * run cannot answer, so a passed deadline answers 504 here and tells the
    * thread to stop.
    */
-  readonly #deadlines = new DeadlineTimer<number>((id) => {
-    this.#post({ type: 'abort', id })
-    this.#settle(id, (it) => it.reject(new RequestTimeoutError()))
-  })
+  readonly #deadlines = new DeadlineTimer<number>((id) => this.#end(id, new RequestTimeoutError()))
   /** The handle calls the current thread makes to the server's deployments. */
   #calls: ThreadCalls | undefined
 
@@ -302,8 +301,9 @@ export class ThreadReplica implements ReplicaEndpoint {
     const id = this.#nextId++
     return new Promise((resolve, reject) => {
       const { signal, deadline } = call
-      const abort = () => this.#post({ type: 'abort', id })
-      const watch = deadline === undefined ? undefined : this.#deadlines.watch(id, deadline)
+      // The call's signal aborts when its client goes away or its deadline passes: its reason says which.
+      const abort = () => this.#end(id, cancellation(signal?.reason))
+      if (deadline !== undefined) this.#deadlines.watch(id, deadline)
       const exchange: Exchange = {
         worker: this.#worker,
         ...(upload ? { upload: upload(id) } : {}),
@@ -311,8 +311,9 @@ export class ThreadReplica implements ReplicaEndpoint {
         reject,
         done: () => {
           signal?.removeEventListener('abort', abort)
-          if (watch !== undefined) this.#deadlines.forget(watch)
+          this.#deadlines.forget(id)
         },
+        answered: () => this.#deadlines.forget(id),
       }
       this.#exchanges.set(id, exchange)
       try {
@@ -326,6 +327,21 @@ export class ThreadReplica implements ReplicaEndpoint {
       }
       if (signal?.aborted) abort()
       else signal?.addEventListener('abort', abort, { once: true })
+    })
+  }
+
+  /**
+   * End exchange `id` here, before its answer: the caller gets `reason` at
+   * once, and the thread is told to stop and why, so that its own records
+   * agree. Decided on this side, not by whatever the thread answers to the
+   * abort: that answer could cross back before this side's deadline timer
+   * fired, and would call a request past its deadline (504) cancelled (499).
+   */
+  #end(id: number, reason: RequestTimeoutError | RequestCancelledError): void {
+    this.#settle(id, (it) => {
+      this.#post({ type: 'abort', id, timedOut: reason instanceof RequestTimeoutError })
+      it.body?.error(reason)
+      it.reject(reason)
     })
   }
 
@@ -345,8 +361,9 @@ export class ThreadReplica implements ReplicaEndpoint {
       case 'head':
       case 'stream': {
         // A streamed body follows as chunks; the exchange lasts until its end.
-        const { body, controller } = incomingBody(() => this.#settle(message.id, () => this.#post({ type: 'abort', id: message.id })))
+        const { body, controller } = incomingBody(() => this.#settle(message.id, () => this.#post({ type: 'abort', id: message.id, timedOut: false })))
         exchange.body = controller
+        exchange.answered()
         exchange.resolve(message, body)
         return
       }

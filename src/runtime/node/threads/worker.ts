@@ -10,7 +10,7 @@ import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
 import { answerBadJsonWith400 } from '../../../http/body.js'
-import { errorResponse, RequestCancelledError } from '../../../errors.js'
+import { errorResponse, RequestCancelledError, RequestTimeoutError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
 import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
@@ -108,7 +108,7 @@ function handle(replica: Replica, message: ToWorker): void {
     case 'abort': {
       const entry = live.get(message.id)
       if (!entry) return
-      const cancelled = new RequestCancelledError('the client disconnected')
+      const cancelled = message.timedOut ? new RequestTimeoutError() : new RequestCancelledError('the client disconnected')
       entry.scope.cancel(cancelled)
       entry.body?.fail(cancelled)
       void entry.reader?.cancel().catch(() => undefined)
