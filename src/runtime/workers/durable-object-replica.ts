@@ -25,10 +25,14 @@ export interface ReplicaStub extends ReplicaControl, CoordinatorStub {
   replicaStopped(replica: number): Promise<void>
 }
 
-/** The part of a `DurableObjectNamespace` used here. */
+/**
+ * The part of a `DurableObjectNamespace` used here. Its stubs are typed as
+ * the class `durableObject()` made, whose RPC methods are `ReplicaStub`'s:
+ * `isNamespace()` is where a value from the env is taken for one.
+ */
 interface Namespace {
   idFromName(name: string): unknown
-  get(id: unknown): unknown
+  get(id: unknown): ReplicaStub
 }
 
 function isNamespace(value: unknown): value is Namespace {
@@ -81,8 +85,7 @@ export class DurableObjectReplica implements ReplicaEndpoint {
   }
 
   #stub(): ReplicaStub {
-    // The namespace hands out stubs of the class durableObject() made: its RPC methods are ReplicaStub's.
-    return this.namespace.get(this.namespace.idFromName(this.name)) as ReplicaStub
+    return stubNamed(this.namespace, this.name)
   }
 
   async #withRetry<R>(idempotent: boolean, what: string, call: (stub: ReplicaStub) => Promise<R>): Promise<R> {
@@ -142,11 +145,19 @@ function isReset(error: unknown): boolean {
   return marks.durableObjectReset === true || marks.retryable === true || /Network connection lost/i.test(String(marks.message))
 }
 
+/**
+ * A fresh stub of the object `name`: the one way this adapter reaches an
+ * object, replica or coordinator. Fresh on every call, since a stub is tied
+ * to the request that made it (see DurableObjectReplica).
+ */
+function stubNamed(namespace: Namespace, name: string): ReplicaStub {
+  return namespace.get(namespace.idFromName(name))
+}
+
 /** A fresh stub of the object `name` in `deployment`'s namespace in `env`, or undefined without the binding. */
 export function stubOf(env: unknown, deployment: Deployment, name: string): ReplicaStub | undefined {
   const namespace = env && typeof env === 'object' ? (env as Record<string, unknown>)[deployment.options.binding] : undefined
-  // The namespace hands out stubs of the class durableObject() made: its RPC methods are ReplicaStub's.
-  return isNamespace(namespace) ? (namespace.get(namespace.idFromName(name)) as ReplicaStub) : undefined
+  return isNamespace(namespace) ? stubNamed(namespace, name) : undefined
 }
 
 /**
@@ -167,7 +178,7 @@ export function durableObjectReplicas(binding: unknown, deployment: Deployment):
       (_, i) => new DurableObjectReplica(binding, replicaName(deployment, i), deployment.name, i),
     )
     // Autoscaled: the count comes from the coordinator object, taken fresh per call as every stub is.
-    const coordinator = () => binding.get(binding.idFromName(coordinatorName(deployment))) as ReplicaStub
+    const coordinator = () => stubNamed(binding, coordinatorName(deployment))
     const scaling = deployment.options.autoscaling ? (router: Router) => new CoordinatedScaling(deployment, router, coordinator) : undefined
     byName.set(deployment.name, (set = new ReplicaSet(deployment, replicas, scaling)))
   }

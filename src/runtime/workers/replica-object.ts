@@ -7,7 +7,7 @@ import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
 import { MODEL_ID_HEADER } from '../../deployment/model-id.js'
 import { answerBadJsonWith400 } from '../../http/body.js'
 import { hasSmallBody, readIfUnread } from './unread-body.js'
-import { replicaName } from '../../deployment/replica-set.js'
+import { replicaIndexOf, replicaName } from '../../deployment/replica-set.js'
 import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import { stubOf } from './durable-object-replica.js'
@@ -54,9 +54,11 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   #host(): Replica {
     if (!this.#replica) {
-      const name = this.ctx.id.name ?? ''
-      const index = Number(name.slice(name.lastIndexOf('/') + 1))
-      this.#replica = new Replica(this.#deployment(), Number.isInteger(index) ? index : 0, this.env)
+      const deployment = this.#deployment()
+      // The router names each replica's object "<deployment>/<i>" (replicaName()); an id not made from a name has
+      // none, and serves as replica 0.
+      const name = this.ctx.id.name
+      this.#replica = new Replica(deployment, name === undefined ? 0 : replicaIndexOf(deployment, name), this.env)
     }
     return this.#replica
   }
