@@ -228,27 +228,6 @@ const CHECKS: Record<string, Check> = {
     runtime: 'node',
     run: async (unit) => expect((await script(unit)).replace(/\s+/g, ' ')).toContain('[ 1, 2, 3, 4, 5, 6, 7, 8, 9 ]'),
   },
-  'README.md › Deployments and routes': {
-    runtime: 'node',
-    run: served(async (base) => {
-      await adderAnswers(base)
-      await adderRefusesBadNumbers(base)
-    }),
-  },
-  'README.md › The request follows every await': {
-    runtime: 'node',
-    run: served(async (base) => {
-      const counts = await Promise.all(
-        ['one', 'one two', 'one two three'].map((text) => fetch(`${base}/count`, { method: 'POST', body: text }).then((r) => r.json())),
-      )
-      expect(counts).toEqual([1, 2, 3])
-    }),
-  },
-  'README.md › Handles and composition': {
-    runtime: 'node',
-    continues: 'README.md › Deployments and routes',
-    run: served(async (base) => expect(await (await fetch(`${base}/sum`)).text()).toBe('42')),
-  },
   'README.md › Inference with ONNX models': {
     runtime: 'node',
     assets: { 'model.onnx': HOUSE_PRICE_MODEL },
