@@ -1,62 +1,7 @@
 /**
- * onnxruntime-web on Node: the package's `node` export, with its own wasm
- * files found next to it. Threads are allowed (ORT runs them on
- * worker_threads), and by default a model gets every core: ORT's own default,
- * `min(4, ceil(cores / 2))`, leaves a 2-core machine on 1 thread, where a
- * batch runs no faster per item than a single request.
+ * onnxruntime-web on Node: the package's `node` export, which finds its own
+ * .wasm files next to it in node_modules and runs WebAssembly threads on
+ * worker_threads. src/onnx/node.ts imports this module, not the package
+ * itself, so that an app without onnxruntime-web is told what to install.
  */
-import { readFile } from 'node:fs/promises'
-import { availableParallelism } from 'node:os'
-import { isAbsolute, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { importOnnxRuntime } from '../src/onnx/import-runtime.js'
-import { fetchBytes } from '../src/onnx/fetch-bytes.js'
-import { checkNumThreads } from '../src/onnx/threads.js'
-import { InstancePool } from '../src/onnx/instances/pool.js'
-import type { OrtPlatform } from '../src/onnx/model.js'
-
-// Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
-const ort = await importOnnxRuntime(() => import('onnxruntime-web'))
-
-/** How every session is created here, in this thread or as an instance on a worker thread. */
-const SESSION_OPTIONS = { graphOptimizationLevel: 'all' } as const
-
-export const platform: OrtPlatform = {
-  Tensor: ort.Tensor,
-  wasmFlags: ort.env.wasm,
-  defaultNumThreads() {
-    const cores = availableParallelism()
-    return { numThreads: cores, reason: `this machine's cores (os.availableParallelism() = ${cores})` }
-  },
-  configuredNumThreads() {
-    const value = process.env.EDGESERVE_NUM_THREADS
-    if (value === undefined || value === '') return undefined
-    const numThreads = Number(value)
-    checkNumThreads(`EDGESERVE_NUM_THREADS (set to ${JSON.stringify(value)}; unset it for the default)`, numThreads)
-    return { numThreads, reason: 'EDGESERVE_NUM_THREADS' }
-  },
-  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { ...SESSION_OPTIONS, executionProviders: [provider] }),
-  startInstances: (bytes, options) => InstancePool.start(bytes, { ...options, sessionOptions: SESSION_OPTIONS, Tensor: ort.Tensor }),
-  // Node has no WebGPU.
-  hasWebGpu: async () => false,
-  // A URL is fetched; anything else is a file path (or file: URL).
-  async fetchBytes(source) {
-    const text = String(source)
-    if (/^https?:/i.test(text)) return fetchBytes(text)
-    const path = text.startsWith('file:') ? fileURLToPath(text) : text
-    try {
-      return new Uint8Array(await readFile(path))
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'ENOENT') throw error
-      // The usual surprise: a relative path names a file beside the working directory, not beside the module.
-      throw new Error(
-        `loadModel() cannot find ${resolve(path)}` +
-          (isAbsolute(path) ? '' : ` (${JSON.stringify(path)} is resolved against the working directory, ${process.cwd()})`) +
-          "; to name a file beside your module, pass new URL('./model.onnx', import.meta.url)",
-        { cause: error },
-      )
-    }
-  },
-}
-
-export { ort }
+export * as ort from 'onnxruntime-web'

@@ -17,8 +17,6 @@ import * as ort from 'onnxruntime-web/wasm'
 // wherever npm put the package, and a Worker that never imports
 // edgeserve/onnx does not carry it (14 MB, 3.7 MB gzipped).
 import ortWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm'
-import { fetchBytes } from '../src/onnx/fetch-bytes.js'
-import type { OrtPlatform } from '../src/onnx/model.js'
 
 function compiledModule(): WebAssembly.Module {
   if (!(ortWasm instanceof WebAssembly.Module)) {
@@ -64,26 +62,24 @@ async function withCompiledRuntime<R>(module: WebAssembly.Module, create: () => 
  */
 let firstSession: Promise<unknown> | undefined
 
-export const platform: OrtPlatform = {
-  Tensor: ort.Tensor,
-  wasmFlags: ort.env.wasm,
-  defaultNumThreads: () => ({ numThreads: 1, reason: 'workerd runs WebAssembly without threads' }),
-  async createSession(bytes) {
-    // Whatever was asked: workerd has no SharedArrayBuffer for threads.
-    ort.env.wasm.numThreads = 1
-    const create = () => ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' })
-    if (firstSession) {
-      await firstSession
-      return create()
-    }
-    // Throws, starting nothing, until the Worker has provided the module.
-    const module = compiledModule()
-    const session = withCompiledRuntime(module, create)
-    firstSession = session.catch(() => undefined)
-    return session
-  },
-  hasWebGpu: async () => false,
-  fetchBytes,
+/**
+ * A session for `bytes` on ORT's WebAssembly, compiled by wrangler: the
+ * first one starts ORT's runtime from the compiled module, later ones wait
+ * for it. workerd has no WebGPU, and no threads.
+ */
+export async function createSession(bytes: Uint8Array): Promise<ort.InferenceSession> {
+  // Whatever was asked: workerd has no SharedArrayBuffer for threads.
+  ort.env.wasm.numThreads = 1
+  const create = () => ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' })
+  if (firstSession) {
+    await firstSession
+    return create()
+  }
+  // Throws, starting nothing, until the Worker has provided the module.
+  const module = compiledModule()
+  const session = withCompiledRuntime(module, create)
+  firstSession = session.catch(() => undefined)
+  return session
 }
 
 export { ort }

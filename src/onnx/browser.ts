@@ -1,6 +1,42 @@
-/** `edgeserve/onnx` on browser (chosen by the package's export conditions). */
-import { platform } from '../../wasm/browser.js'
+/**
+ * `edgeserve/onnx` in a browser (chosen by the package's export conditions):
+ * WebGPU where `navigator.gpu.requestAdapter()` gives an adapter, and WASM
+ * SIMD otherwise. A cross-origin isolated page gets
+ * `navigator.hardwareConcurrency` threads by default, any other page 1
+ * (asking ORT for more would only make it warn and fall back to 1).
+ */
+import { ort } from '../../wasm/browser.js'
 import { onnxApi } from './entry.js'
+import { fetchBytes } from './fetch-bytes.js'
+import type { OrtPlatform } from './model.js'
+
+interface NavigatorGpu {
+  gpu?: { requestAdapter(): Promise<unknown> }
+  hardwareConcurrency?: number
+}
+
+const platform: OrtPlatform = {
+  Tensor: ort.Tensor,
+  wasmFlags: ort.env.wasm,
+  defaultNumThreads() {
+    // WebAssembly threads need SharedArrayBuffer, which only a cross-origin isolated page has.
+    const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
+    if (!isolated) return { numThreads: 1, reason: 'the page is not cross-origin isolated, so WebAssembly has no threads' }
+    const cores = (globalThis.navigator as NavigatorGpu | undefined)?.hardwareConcurrency || 1
+    return { numThreads: cores, reason: `the page is cross-origin isolated (navigator.hardwareConcurrency = ${cores})` }
+  },
+  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { executionProviders: [provider], graphOptimizationLevel: 'all' }),
+  async hasWebGpu() {
+    const gpu = (globalThis.navigator as NavigatorGpu | undefined)?.gpu
+    if (!gpu) return false
+    try {
+      return (await gpu.requestAdapter()) != null
+    } catch {
+      return false
+    }
+  },
+  fetchBytes,
+}
 
 export * from './entry.js'
 export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)

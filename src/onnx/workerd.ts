@@ -1,6 +1,22 @@
-/** `edgeserve/onnx` on workerd (chosen by the package's export conditions). */
-import { platform } from '../../wasm/workerd.js'
+/**
+ * `edgeserve/onnx` on workerd (chosen by the package's export conditions):
+ * onnxruntime-web's WebAssembly as wrangler compiled it at upload, on one
+ * thread (see wasm/workerd.ts). workerd has no WebGPU.
+ */
+import { createSession, ort } from '../../wasm/workerd.js'
 import { onnxApi } from './entry.js'
+import { fetchBytes } from './fetch-bytes.js'
+import type { OrtPlatform } from './model.js'
+
+const platform: OrtPlatform = {
+  Tensor: ort.Tensor,
+  wasmFlags: ort.env.wasm,
+  defaultNumThreads: () => ({ numThreads: 1, reason: 'workerd runs WebAssembly without threads' }),
+  // Every session runs on WebAssembly: there is no other provider to ask for.
+  createSession: (bytes) => createSession(bytes),
+  hasWebGpu: async () => false,
+  fetchBytes,
+}
 
 export * from './entry.js'
 export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
