@@ -1,5 +1,5 @@
 import { log } from '../metrics/log.js'
-import { withDeadline } from './deadline.js'
+import { raceTimeout } from './request-scope.js'
 
 /** The longest a replica's `dispose()` may take before it is given up on. */
 const DISPOSE_TIMEOUT_MS = 30_000
@@ -13,7 +13,7 @@ export async function disposeInstance(instance: object, deployment: string, repl
   const dispose = (instance as { dispose?: unknown }).dispose
   if (typeof dispose !== 'function') return
   try {
-    await withDeadline(Promise.resolve(dispose.call(instance)), Date.now() + DISPOSE_TIMEOUT_MS)
+    await raceTimeout(Promise.resolve(dispose.call(instance)), DISPOSE_TIMEOUT_MS)
   } catch (error) {
     log.warn('replica_dispose_failed', { deployment, replica, message: error instanceof Error ? error.message : String(error) })
   }

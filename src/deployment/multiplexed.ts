@@ -23,7 +23,7 @@ import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { HTTPError } from '../errors.js'
 import { log } from '../metrics/log.js'
 import type { ModelCacheObserver, ObservedModelCache } from '../metrics/replica-metrics.js'
-import { withDeadline } from './deadline.js'
+import { raceTimeout } from './request-scope.js'
 import { checkModelId, MODEL_ID_HEADER } from './model-id.js'
 
 const DEFAULT_MAX_MODELS_PER_REPLICA = 3
@@ -205,7 +205,7 @@ async function release(modelId: string, model: unknown): Promise<void> {
   const method = typeof holder.release === 'function' ? holder.release : typeof holder.dispose === 'function' ? holder.dispose : undefined
   if (!method) return
   try {
-    await withDeadline(Promise.resolve(method.call(model)), Date.now() + RELEASE_TIMEOUT_MS)
+    await raceTimeout(Promise.resolve(method.call(model)), RELEASE_TIMEOUT_MS)
   } catch (error) {
     log.warn('multiplexed_model_release_failed', { modelId, message: error instanceof Error ? error.message : String(error) })
   }

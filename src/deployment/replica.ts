@@ -5,8 +5,7 @@ import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'
 import { requestContext } from '../batching/context.js'
-import { deadlineFrom, RequestScope } from './request-scope.js'
-import { withDeadline } from './deadline.js'
+import { deadlineFrom, raceTimeout, RequestScope } from './request-scope.js'
 import { constructReplica, isDeployment, type Deployment, type ReplicaContext } from './deployment.js'
 import { getHandle } from './handle.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from './endpoint.js'
@@ -114,7 +113,7 @@ export class Replica implements ReplicaEndpoint {
         ? this.#fetchInBatch(instance, fetch, request, scope)
         : Promise.resolve(requestContext.run(scope, () => fetch.call(instance, request)))
       // Without a deadline an HTTP answer waits for the method: a client that left reads nothing anyway.
-      answer = answerOf(await (scope.deadline === undefined ? work : scope.settle(work)))
+      answer = answerOf(await (scope.deadline === undefined ? work : scope.raceDeadline(work)))
     } catch (error) {
       answer = { response: errorResponse(error) }
     }
@@ -168,7 +167,7 @@ export class Replica implements ReplicaEndpoint {
       const fn = findCallable(instance, method)
       if (scope.multiplexedModelId !== undefined) modelId = this.#pinModel(scope.multiplexedModelId)
       if (!Array.isArray(args)) throw new HTTPError(400, 'handle call arguments must be a list')
-      outcome = { ok: true, value: await scope.settle(Promise.resolve(requestContext.run(scope, () => fn.apply(instance, args)))) }
+      outcome = { ok: true, value: await scope.raceDeadline(Promise.resolve(requestContext.run(scope, () => fn.apply(instance, args)))) }
     } catch (error) {
       outcome = failure(error)
     }
@@ -219,7 +218,7 @@ export class Replica implements ReplicaEndpoint {
     try {
       const instance = this.instance() as { checkHealth?: () => unknown }
       if (typeof instance.checkHealth === 'function') {
-        const verdict = await withDeadline(Promise.resolve(instance.checkHealth()), Date.now() + HEALTH_TIMEOUT_MS)
+        const verdict = await raceTimeout(Promise.resolve(instance.checkHealth()), HEALTH_TIMEOUT_MS)
         if (verdict === false) return { ...base, healthy: false, message: 'checkHealth() returned false' }
       }
       return { ...base, healthy: true }

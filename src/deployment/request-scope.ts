@@ -129,16 +129,17 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   }
 
   /**
-   * Settle with `work`, or fail as soon as the signal aborts (the deadline
-   * passed, the caller went away). A hung method becomes a 504 rather than
-   * a request that never answers; the work itself is left to finish (or to
-   * notice the cancelled signal) in the background. Work that finishes
-   * after the deadline fails too, even when the deadline's timer has not
-   * fired yet (it runs late behind a long synchronous step): a result must
-   * never reach code whose request has already been answered 504, which
-   * would go on making calls for nobody.
+   * `work` raced against the end of the request: its result, or a failure
+   * as soon as the signal aborts (the deadline passed, the caller went
+   * away). A hung method becomes a 504 rather than a request that never
+   * answers; the work itself is left to finish (or to notice the cancelled
+   * signal) in the background. Work that finishes after the deadline fails
+   * too, even when the deadline's timer has not fired yet (it runs late
+   * behind a long synchronous step): a result must never reach code whose
+   * request has already been answered 504, which would go on making calls
+   * for nobody.
    */
-  settle<R>(work: Promise<R>): Promise<R> {
+  raceDeadline<R>(work: Promise<R>): Promise<R> {
     const signal = this.signal
     if (signal.aborted) return Promise.reject(cancellation(signal.reason))
     if (this.expired()) return Promise.reject(new RequestTimeoutError())
@@ -158,6 +159,23 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
         },
       )
     })
+  }
+}
+
+/**
+ * `work`, or a RequestTimeoutError once `timeoutMs` have passed: for the
+ * user's hooks that no request waits on (`checkHealth()`, `dispose()`, a
+ * multiplexed model's `release()`), bounded by a scope of their own as a
+ * request is by its deadline. A hook that hangs is left to finish in the
+ * background.
+ */
+export async function raceTimeout<R>(work: Promise<R>, timeoutMs: number): Promise<R> {
+  // 'handle': the replica calls the user's code itself, as a handle call would; no HTTP request is behind it.
+  const scope = new RequestScope('handle', Date.now() + timeoutMs, undefined, undefined)
+  try {
+    return await scope.raceDeadline(work)
+  } finally {
+    scope.close()
   }
 }
 

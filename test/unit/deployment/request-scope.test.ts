@@ -1,5 +1,6 @@
-import { describe, expect, it, vi } from 'vitest'
-import { RequestScope } from '../../../src/deployment/request-scope.js'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { RequestTimeoutError } from '../../../src/errors.js'
+import { raceTimeout, RequestScope } from '../../../src/deployment/request-scope.js'
 
 describe('RequestScope as a cancel signal', () => {
   it('fires its listeners, functions and objects alike, once, with its reason', () => {
@@ -44,5 +45,29 @@ describe('RequestScope as a cancel signal', () => {
       timers.mockRestore()
       clock.mockRestore()
     }
+  })
+})
+
+describe('raceTimeout(): a hook of the user that no request waits on (checkHealth, dispose, release)', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('fails with RequestTimeoutError once the time has passed, when the hook hangs', async () => {
+    vi.useFakeTimers()
+    const raced = raceTimeout(new Promise<never>(() => undefined), 30_000)
+    const settled = vi.fn()
+    raced.catch(settled)
+    await vi.advanceTimersByTimeAsync(29_999)
+    expect(settled).not.toHaveBeenCalled()
+    await vi.advanceTimersByTimeAsync(1)
+    await expect(raced).rejects.toBeInstanceOf(RequestTimeoutError)
+  })
+
+  it("gives the hook's own result or error, and leaves no timer behind", async () => {
+    vi.useFakeTimers()
+    await expect(raceTimeout(Promise.resolve('done'), 30_000)).resolves.toBe('done')
+    await expect(raceTimeout(Promise.reject(new Error('cannot release')), 30_000)).rejects.toThrow('cannot release')
+    expect(vi.getTimerCount()).toBe(0)
   })
 })
