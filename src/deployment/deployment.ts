@@ -40,13 +40,13 @@ export function replicaContext<Env = unknown>(): ReplicaContext<Env> {
  * into handles).
  */
 export function constructReplica(deployment: Deployment, context: ReplicaContext, args: readonly unknown[]): object {
-  // DeploymentClass is typed `abstract new` so that any class type-checks in deployment(); the
-  // one place edgeserve constructs it needs it concrete.
-  const Class = deployment.cls as unknown as new (...args: unknown[]) => object
   const outer = constructing
   constructing = { context }
   try {
-    return new Class(...args)
+    // DeploymentClass is typed `abstract new` so that any class type-checks in deployment(), and TypeScript
+    // lets no abstract class be built with `new`. Abstract is a compile-time notion: Reflect.construct()
+    // builds the class as `new` would, and a class returns an object.
+    return Reflect.construct(deployment.cls, args) as object
   } finally {
     constructing = outer
   }
