@@ -11,7 +11,7 @@ import {
 } from './decorator.js'
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
 import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
-import type { BatchHandler, BatchInfo } from './call-batch.js'
+import type { BatchHandler, BatchInfo } from './calls.js'
 import { StreamChannel, StreamEntry, streamRunner, type StreamBatchHandler } from './stream.js'
 
 // The types of what batch() returns, for modules that import them from here.

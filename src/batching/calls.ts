@@ -3,6 +3,12 @@ import type { CancelSignal } from './cancel-signal.js'
 import { failItemsAndRerun, failUnsettled } from './item-errors.js'
 import type { ResolvedBatchOptions } from './options.js'
 
+/*
+ * The calls a batch queue holds: one call (`Entry`), the batch of calls it
+ * runs in (`Batch`), and how a promise handler runs a batch
+ * (`promiseRunner`). The API that makes batched functions is `batch.ts`.
+ */
+
 /** What the queue tells the handler about the batch it is running. */
 export interface BatchInfo {
   /** The `batchKey` every item of this batch shares (undefined without one). */

@@ -1,5 +1,5 @@
 import { BatchHandlerError, FailedItemsError } from '../errors.js'
-import type { Batch, BatchInfo } from './call-batch.js'
+import type { Batch, BatchInfo } from './calls.js'
 import { failNamedItems, failUnsettled } from './item-errors.js'
 import { yieldToEventLoop } from './yield.js'
 import { deliverStep, type StreamStep } from './stream.js'

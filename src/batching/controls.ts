@@ -1,4 +1,4 @@
-import { promiseRunner, type BatchHandler } from './call-batch.js'
+import { promiseRunner, type BatchHandler } from './calls.js'
 import type { CostPoint } from './adaptive.js'
 import type { ResolvedBatchOptions } from './options.js'
 import { BatchQueue, promiseCalls, type BatchStats, type CallOptions, type QueueObserver } from './queue.js'

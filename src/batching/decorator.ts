@@ -1,6 +1,6 @@
 import { BatchHandlerError, FailedItemsError } from '../errors.js'
 import { batchedFunction, type BatchControls } from './controls.js'
-import type { BatchInfo } from './call-batch.js'
+import type { BatchInfo } from './calls.js'
 import { getValidOptions, type BatchOptions, type ResolvedBatchOptions } from './options.js'
 
 /**

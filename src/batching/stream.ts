@@ -1,5 +1,5 @@
 import { BatchHandlerError, FailedItemsError, RequestCancelledError } from '../errors.js'
-import { Entry, type Batch, type BatchInfo } from './call-batch.js'
+import { Entry, type Batch, type BatchInfo } from './calls.js'
 import { failItemsAndRerun, failUnsettled } from './item-errors.js'
 
 /** Put in slot i of a yielded step to end caller i's stream early. */

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { AdaptiveBatchSize, sizeLadder, TOLERANCE } from '../../../src/batching/adaptive.js'
-import { promiseRunner } from '../../../src/batching/call-batch.js'
+import { promiseRunner } from '../../../src/batching/calls.js'
 import { continuousRunner } from '../../../src/batching/continuous.js'
 import { StreamChannel, StreamEntry } from '../../../src/batching/stream.js'
 import { getValidOptions, type BatchOptions } from '../../../src/batching/options.js'
