@@ -30,5 +30,5 @@ export { DeploymentResponse, getHandle, type DeploymentHandle, type HandleCallOp
 export { multiplexed, multiplexedModelId, type MultiplexedFunction, type MultiplexedOptions } from './deployment/multiplexed.js'
 export { MODEL_ID_HEADER } from './deployment/model-id.js'
 export { ingress, type IngressHandler } from './http/ingress.js'
-export { readBody, readJson, DEFAULT_BODY_LIMIT } from './http/body.js'
+export { readBody, readJson, DEFAULT_BODY_LIMIT } from './deployment/body/read.js'
 export { toResponse } from './deployment/replica.js'

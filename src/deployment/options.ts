@@ -7,7 +7,7 @@ import {
   type AdaptiveOptions,
   type ResolvedAdaptive,
 } from '../batching/options.js'
-import { DEFAULT_BODY_LIMIT } from '../http/body.js'
+import { DEFAULT_BODY_LIMIT } from './body/read.js'
 
 /**
  * Ray Serve's `batching_config`: batch whole `fetch()` calls. The class's

@@ -1,6 +1,6 @@
 import { batch, type BatchedFunction } from '../batching/batch.js'
 import { errorResponse, HTTPError } from '../errors.js'
-import { holdBody, unreadableBodies } from '../http/body.js'
+import { holdBody, unreadableBodies } from './body/held.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
 import { findCallable } from './callable.js'

@@ -1,5 +1,5 @@
 import type { Invoke } from '../deployment/handle.js'
-import { readJson } from './body.js'
+import { readJson } from '../deployment/body/read.js'
 import { encodeStream, isAsyncIterable } from '../deployment/stream-codec.js'
 import { errorResponse, HTTPError } from '../errors.js'
 import { checkModelId, MODEL_ID_HEADER } from '../deployment/model-id.js'

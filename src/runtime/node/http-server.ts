@@ -8,7 +8,7 @@
 import { getRequestListener, RequestError, type Http2Bindings, type HttpBindings } from '@hono/node-server'
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { answerBadJsonWith400 } from '../../http/body.js'
+import { answerBadJsonWith400 } from '../../deployment/body/json-or-400.js'
 import { headerSource, watchDisconnect, type CancelTarget } from '../../http/runtime-env.js'
 import { errorResponse, RequestCancelledError } from '../../errors.js'
 import { answerClientErrors, type AnsweredRequest } from './client-errors.js'

@@ -4,7 +4,9 @@
  * for a body that is not JSON.
  */
 import { describe, expect, it } from 'vitest'
-import { answerBadJsonWith400, holdBody, readBody, readJson, unreadableBodies } from '../../../src/http/body.js'
+import { holdBody, unreadableBodies } from '../../../src/deployment/body/held.js'
+import { answerBadJsonWith400 } from '../../../src/deployment/body/json-or-400.js'
+import { readBody, readJson } from '../../../src/deployment/body/read.js'
 import { HTTPError } from '../../../src/errors.js'
 
 const post = (body: BodyInit, headers: Record<string, string> = {}) =>
