@@ -42,7 +42,7 @@ export async function runJsonChild<R>(script: string, args: string[], env: Recor
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   let out = ''
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
   if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited with ${code}:\n${out}`)
   const last = out.trim().split('\n').pop()!

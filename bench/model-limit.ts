@@ -129,7 +129,7 @@ const layoutArgs = (layout: Layout): string[] => (layout.instances > 1 ? ['--ins
 export function limitBeside(layout: Layout, options: { quick: boolean }): { measure(): Promise<number>; stop(): Promise<void> } {
   const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(layout), '--beside', String(layout.batch), ...(options.quick ? ['--quick'] : [])]
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] })
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   /** The next line that `accept` takes; the process's log lines (JSON with an `event`) in between are skipped. */
   const nextOf = async <V>(accept: (line: string) => V | undefined): Promise<V> => {
     for (;;) {
@@ -145,14 +145,14 @@ export function limitBeside(layout: Layout, options: { quick: boolean }): { meas
   return {
     async measure() {
       await ready
-      child.stdin!.write('measure\n')
+      child.stdin.write('measure\n')
       return nextOf((line) => (line.startsWith('{"itemsPerS"') ? (JSON.parse(line) as { itemsPerS: number }).itemsPerS : undefined))
     },
     /** Resolves once the process has exited, so that what is measured next has the cores. */
     stop() {
       const exited =
         child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))
-      child.stdin!.end()
+      child.stdin.end()
       return exited
     },
   }

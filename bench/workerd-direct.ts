@@ -31,6 +31,17 @@ import type { Readable } from 'node:stream'
 import { unstable_readConfig } from 'wrangler'
 import { ROOT } from './lib.js'
 
+/**
+ * The part of wrangler's config read here. wrangler's own type for it comes from a package
+ * that wrangler bundles and does not install (@cloudflare/workers-utils), so it reaches us as any.
+ */
+interface WorkerConfig {
+  name: string | undefined
+  compatibility_date: string | undefined
+  compatibility_flags: string[]
+  durable_objects: { bindings: { name: string; class_name: string }[] }
+}
+
 const CONFIG = resolve(process.argv[2] ?? join(ROOT, 'bench/wrangler.toml'))
 const outdir = mkdtempSync(join(tmpdir(), 'edgeserve-direct-worker-'))
 execFileSync(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir, '-c', CONFIG], {
@@ -45,9 +56,9 @@ const files = readdirSync(outdir)
   .filter((file) => /\.(js|wasm|onnx)$/.test(file))
   .sort((a, b) => Number(b === 'worker.js') - Number(a === 'worker.js'))
 // Bindings, Durable Object classes and compatibility settings from the same config wrangler dev reads.
-const config = unstable_readConfig({ config: CONFIG })
+const config = unstable_readConfig({ config: CONFIG }) as WorkerConfig
 const name = config.name ?? 'worker'
-const bindings: { name: string; class_name: string }[] = config.durable_objects.bindings
+const bindings = config.durable_objects.bindings
 const v8Flags = (process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '').split(' ').filter(Boolean)
 
 // workerd's config in Cap'n Proto text. Strings are written as JSON strings, which that format reads

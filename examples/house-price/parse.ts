@@ -10,7 +10,7 @@ export function parseFeatureBody(body: unknown): number[] {
     throw new HTTPError(400, 'the body must be a JSON object {"features": [8 numbers]}')
   }
   try {
-    return parseFeatures((body as { features: unknown }).features)
+    return parseFeatures(body.features)
   } catch (error) {
     if (error instanceof FeatureError) throw new HTTPError(error.kind === 'shape' ? 400 : 422, error.message)
     throw error

@@ -92,7 +92,7 @@ const READ_DASHBOARD = `(() => {
   return result
 })()`
 
-const readDashboard = (page: Page) => page.evaluate(READ_DASHBOARD) as Promise<Record<string, DeploymentView>>
+const readDashboard = (page: Page) => page.evaluate<Record<string, DeploymentView>>(READ_DASHBOARD)
 
 // --- the server's own numbers ----------------------------------------------
 
@@ -248,7 +248,7 @@ describe('dashboard in Chromium', () => {
               v.values['requests-rate']!.value! > 0 &&
               v.values['latency-p50']!.window === 'interval' &&
               v.points['latency-chart']! >= 2 &&
-              v.methods.handleBatch?.values['batch-size-total']!.value! > 0,
+              (v.methods.handleBatch?.values['batch-size-total']?.value ?? 0) > 0,
             )
           },
           { timeout: 10_000, interval: 200 },

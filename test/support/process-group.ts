@@ -68,8 +68,8 @@ export async function startInGroup(
         resolve(found)
       }
     }
-    child.stdout!.on('data', check)
-    child.stderr!.on('data', check)
+    child.stdout.on('data', check)
+    child.stderr.on('data', check)
     void exited.then(() => {
       clearTimeout(timer)
       reject(new Error(`${argv.join(' ')} exited before it was ready:\n${output}`))

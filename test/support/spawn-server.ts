@@ -36,8 +36,8 @@ export async function spawnServer(
     detached: options.group === true,
   })
   let output = ''
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
   // 'close', not 'exit': the exit can be reported before the last of the output is read from the pipes.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
   const url = await new Promise<string>((resolve, reject) => {
@@ -49,7 +49,7 @@ export async function spawnServer(
         resolve(match[1]!)
       }
     }
-    child.stdout!.on('data', check)
+    child.stdout.on('data', check)
     void exited.then((code) => {
       clearTimeout(timer)
       reject(new Error(`server exited with ${code} before listening:\n${output}`))

@@ -55,7 +55,7 @@ const epochs = Number(values.epochs)
 const seed = Number(values.seed)
 
 // Normalize line endings so a Windows checkout trains the same model.
-const text = readFileSync(values.corpus!, 'utf8').replace(/\r\n?/g, '\n')
+const text = readFileSync(values.corpus, 'utf8').replace(/\r\n?/g, '\n')
 const ids = encode(text)
 const nVal = Math.floor(ids.length * VAL_FRACTION)
 const nTrain = ids.length - nVal
@@ -126,7 +126,7 @@ const trainLoss = evalLoss(0, nTrain)
 const valLoss = evalLoss(nTrain, ids.length)
 console.log(`final: train ${trainLoss.toFixed(3)} nats, val ${valLoss.toFixed(3)} nats (uniform = ${Math.log(VOCAB_SIZE).toFixed(3)})`)
 
-const outDir = values.out!
+const outDir = values.out
 mkdirSync(outDir, { recursive: true })
 const bytes = exportCharMlp(CONFIG, params)
 writeFileSync(join(outDir, 'char-lm.onnx'), bytes)

@@ -27,7 +27,7 @@ const { values } = parseArgs({
     chars: { type: 'string', default: '120' },
   },
 })
-const dir = values.dir!
+const dir = values.dir
 const maxNewChars = Number(values.chars)
 let failed = false
 const check = (ok: boolean, label: string): void => {

@@ -34,8 +34,8 @@ const { values } = parseArgs({
   },
 })
 const seed = Number(values.seed)
-const outDir = values.out!
-const name = values.name!
+const outDir = values.out
+const name = values.name
 const priceLevel = Number(values['price-level'])
 if (!(priceLevel > 0)) throw new RangeError(`--price-level must be a number above 0, received ${values['price-level']}`)
 

@@ -26,7 +26,7 @@ const { values } = parseArgs({
   },
 })
 
-const bytes = new Uint8Array(readFileSync(values.model!))
+const bytes = new Uint8Array(readFileSync(values.model))
 const params: MlpParams = readFloatParams(bytes, PARAM_NAMES)
 
 const session = await createSession(bytes)

@@ -14,7 +14,7 @@ import { buildOcrFixtures } from './fixtures.js'
 const { values } = parseArgs({
   options: { out: { type: 'string', default: fileURLToPath(new URL('../../../test/fixtures/ocr/', import.meta.url)) } },
 })
-const outDir = values.out!
+const outDir = values.out
 mkdirSync(outDir, { recursive: true })
 
 const { files, manifest } = buildOcrFixtures()

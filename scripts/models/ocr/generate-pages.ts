@@ -14,7 +14,7 @@ import { buildPageFixtures } from './pages.js'
 const { values } = parseArgs({
   options: { out: { type: 'string', default: fileURLToPath(new URL('../../../test/fixtures/ocr-pages/', import.meta.url)) } },
 })
-const outDir = values.out!
+const outDir = values.out
 mkdirSync(outDir, { recursive: true })
 const { files, pages } = buildPageFixtures()
 for (const [file, bytes] of files) writeFileSync(join(outDir, file), bytes)

@@ -27,7 +27,7 @@ const { values } = parseArgs({
     model: { type: 'string' },
   },
 })
-const fixtures = values.fixtures!
+const fixtures = values.fixtures
 const session = await createSession(values.model ?? defaultClsModelPath())
 const inputName = session.inputNames[0] ?? 'x'
 const outputName = session.outputNames[0] ?? 'softmax_0.tmp_0'

@@ -4,7 +4,7 @@ import { outboxSender } from '../../../src/runtime/node/threads/outbox.js'
 import type { FromWorker, WholeResponse } from '../../../src/runtime/node/threads/protocol.js'
 
 const response = (id: number, text: string): [WholeResponse, ArrayBuffer[]] => {
-  const body = new TextEncoder().encode(text).buffer as ArrayBuffer
+  const body = new TextEncoder().encode(text).buffer
   return [{ type: 'response', id, status: 200, statusText: '', headers: [], body }, [body]]
 }
 

@@ -54,7 +54,7 @@ function adaptiveModel(body: AdaptiveBody | null | undefined, method: string): A
   const curve = (Array.isArray(measured.costCurve) ? measured.costCurve : [])
     .filter((point) => Number.isFinite(point?.size) && point.ms > 0)
     .map((point) => ({ size: point.size, ms: point.ms, itemsPerS: (point.size / point.ms) * 1000 }))
-  return { replica: Number(body!.replica), limit: measured.batchSizeLimit, curve }
+  return { replica: Number(body.replica), limit: measured.batchSizeLimit, curve }
 }
 
 export interface DeploymentModel {
