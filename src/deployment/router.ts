@@ -2,7 +2,7 @@ import type { CancelSignal } from '../batching/cancel-signal.js'
 import { BackPressureError, cancellation, ReplicaOverloadedError } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
 import type { Outcome } from './outcome.js'
-import type { ReplicaSet } from './replica-set.js'
+import type { ReplicaEndpoint } from './endpoint.js'
 import type { RequestScope } from './request-scope.js'
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
@@ -272,6 +272,16 @@ export interface MethodCall {
 }
 
 /**
+ * What route() uses of a deployment's ReplicaSet. Named here, not imported:
+ * replica-set.ts builds its set around this file's Router.
+ */
+export interface RoutedReplicas {
+  readonly router: Router
+  readonly replicas: readonly ReplicaEndpoint[]
+  readonly scaling: { readonly beforeRoute?: (() => Promise<void>) | undefined }
+}
+
+/**
  * One request (a `Request`, from the ingress) or handle call (a
  * `MethodCall`) taken to a replica of `set`, the one way both go: a replica
  * from the router (one with room now, else the first to free up, waited for
@@ -288,9 +298,9 @@ export interface MethodCall {
  *
  * One function without closures: every request runs it (test/node/request-path.test.ts counts them).
  */
-export async function route(set: ReplicaSet, scope: RequestScope, call: Request): Promise<Response>
-export async function route(set: ReplicaSet, scope: RequestScope, call: MethodCall): Promise<Outcome>
-export async function route(set: ReplicaSet, scope: RequestScope, call: Request | MethodCall): Promise<Response | Outcome> {
+export async function route(set: RoutedReplicas, scope: RequestScope, call: Request): Promise<Response>
+export async function route(set: RoutedReplicas, scope: RequestScope, call: MethodCall): Promise<Outcome>
+export async function route(set: RoutedReplicas, scope: RequestScope, call: Request | MethodCall): Promise<Response | Outcome> {
   const { router, replicas, scaling } = set
   const modelId = scope.multiplexedModelId
   let first = -1
