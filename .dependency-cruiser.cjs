@@ -86,8 +86,8 @@ module.exports = {
     builtInModules: { add: ['cloudflare:workers'] },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      // The repository's own conditions, as tsconfig.json's customConditions: package.json's `imports`
-      // (#async-context, #dashboard-page) and `exports` resolve to src/, where their imports are checked.
+      // The repository's own condition, as in tsconfig.json's customConditions: package.json's `imports`
+      // (the # specifiers) and `exports` resolve to the files in src/ they stand for, not to dist/.
       conditionNames: ['edgeserve-source', 'types', 'import', 'node', 'default'],
       extensions: ['.ts', '.d.ts', '.js', '.mjs'],
     },
