@@ -66,7 +66,7 @@
  *   gave its slot back before the handler finished.
  */
 
-import { inCloudflareWorkers } from './loop-turn.js'
+import { host } from '#batching-host'
 
 /** One size of a measured cost curve: the mean milliseconds a batch of `size` units took. */
 export interface CostPoint {
@@ -76,9 +76,6 @@ export interface CostPoint {
 
 /** Milliseconds from some origin: `performance.now()` unless a test drives it. */
 export type Clock = () => number
-
-/** Whether this runtime's clock stands still while code runs: deployed Workers' moves only on I/O (see inCloudflareWorkers). */
-export const clockStandsStill = inCloudflareWorkers
 
 /** What the adaptive batch size reads from the queue's options, live (setters change them). */
 export interface AdaptiveSettings {
@@ -174,7 +171,7 @@ export class AdaptiveBatchSize {
     readonly latencyTargetMs: number | undefined,
     readonly now: Clock = () => performance.now(),
     /** The clock stands still while code runs (Workers): nothing here can be timed, so it never learns. */
-    readonly frozenClock: boolean = clockStandsStill,
+    readonly frozenClock: boolean = host.clockStandsStill,
   ) {
     this.rebuild()
     this.blind = frozenClock

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from '#async-context'
+import { host } from '#batching-host'
 import type { CancelSignal } from './cancel-signal.js'
 import type { CallContext } from './options.js'
 
@@ -13,10 +13,11 @@ import type { CallContext } from './options.js'
  * otherwise.
  *
  * On Node and on Workers (workerd with `nodejs_compat`) the context is kept
- * in AsyncLocalStorage: it follows the method through every `await`, into
- * nested async functions, timers and promise callbacks.
+ * in AsyncLocalStorage, which the runtime's host module gives (host.ts): it
+ * follows the method through every `await`, into nested async functions,
+ * timers and promise callbacks.
  *
- * In browsers there is no AsyncLocalStorage (`async-context.browser.ts`):
+ * In browsers there is no AsyncLocalStorage (host/browser.ts):
  * the context follows the method only while it runs synchronously, up to
  * its first `await`. A batched call made there (`return
  * this.handleBatch(parse(request))`) still inherits it; a call made after an
@@ -45,7 +46,7 @@ export interface ContextStorage {
 }
 
 /** Where the context of the request whose code is running is kept. */
-export const requestContext: ContextStorage = new AsyncLocalStorage<AmbientContext>()
+export const requestContext: ContextStorage = host.contextStorage()
 
 /** The context of the request whose code is running, if any. */
 export function currentContext(): AmbientContext | undefined {

@@ -43,29 +43,21 @@ export const TURN_BUDGET_MS = 4
 export const MAX_BATCHES_PER_TURN = 16
 export const YIELD_TURNS_MAX = 64
 
+import { host } from '#batching-host'
+
 type Callback = () => void
 type SetImmediate = (callback: Callback) => unknown
 
 // setImmediate is read from here at each use: test runners swap the timer functions for fakes.
 const timers = globalThis as { setImmediate?: SetImmediate }
 
-/**
- * On Cloudflare Workers, deployed, the clock moves only on I/O (a defence
- * against timing attacks), so no stretch of code can be timed; local workerd
- * (wrangler dev) lets it move in whole milliseconds, and is treated alike so
- * that it behaves as deployed. And a timer belongs to the request whose code
- * set it and may be cancelled with that request, so nothing may wait on one
- * that another request set.
- */
-export const inCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
-
-/** Whether a callback scheduled now is sure to run: Node's setImmediate always runs. */
+/** Whether a callback scheduled now is sure to run: Node's setImmediate always runs; on Workers it may be cancelled with its request. */
 function callbacksAlwaysRun(): boolean {
-  return !inCloudflareWorkers && timers.setImmediate !== undefined
+  return !host.timersBelongToRequests && timers.setImmediate !== undefined
 }
 
-/** The most batches a turn may start: bounded only where time cannot bound it. */
-const batchesPerTurn = inCloudflareWorkers ? MAX_BATCHES_PER_TURN : Infinity
+/** The most batches a turn may start: bounded only where time cannot bound it (on Workers). */
+const batchesPerTurn = host.clockStandsStill ? MAX_BATCHES_PER_TURN : Infinity
 
 let batchesThisTurn = 0
 let turnStartedAt = 0

@@ -7,7 +7,8 @@ import { failUnsettled } from './item-errors.js'
 import { AdaptiveBatchSize, type Clock, type CostPoint } from './adaptive.js'
 import { DeadlineTimer } from './deadlines.js'
 import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
-import { currentIoToken, sharesIo, type IoToken } from './request-io.js'
+import { host } from '#batching-host'
+import type { RequestIo } from './host.js'
 import { formatReceived, getValidPositiveInteger, getValidSeconds, type CallContext, type ResolvedBatchOptions } from './options.js'
 
 /** Per-call options of a batched function. */
@@ -117,15 +118,6 @@ const resolved = Promise.resolve()
 /** The context of a batch whose calls name no model. */
 const NO_MODEL: AmbientContext = Object.freeze({ origin: 'batch' })
 
-/** Why a call from another Worker request than the ones a busy queue holds is refused (see request-io.ts). */
-function callFromAnotherRequest(): TypeError {
-  return new TypeError(
-    "this batched function is busy with another request's calls, and on Cloudflare Workers one request's code " +
-      "cannot finish another's: batch inside a deployment, whose replicas are Durable Objects " +
-      '(edgeserve\'s Workers guide, "A model cheaper than the hop")',
-  )
-}
-
 /**
  * The batch queue: gathers single calls and hands them to a runner in
  * batches. One queue per batched function, or per instance and method.
@@ -192,9 +184,9 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   /**
    * On Workers, while the queue is busy with calls that no deployment made:
    * the I/O of the request they came from, which a call must share to join
-   * them (see request-io.ts).
+   * them (see RequestIo).
    */
-  private io: IoToken | undefined = undefined
+  private io: RequestIo | undefined = undefined
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
@@ -236,9 +228,10 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     // What the call does not say, the request it is made for does (see AmbientContext).
     const ambient = requestContext.getStore()
     // A deployment's calls share their Durable Object's I/O; others must share the first call's.
-    if (this.queued === 0 && this.inFlight === 0) this.io = ambient === undefined ? currentIoToken() : undefined
-    else if (this.io !== undefined && ambient === undefined && !sharesIo(this.io)) {
-      return entry.settle({ ok: false, error: callFromAnotherRequest() })
+    if (this.queued === 0 && this.inFlight === 0) this.io = ambient === undefined ? host.currentIo() : undefined
+    else if (this.io !== undefined && ambient === undefined) {
+      const refusal = this.io.refusal()
+      if (refusal !== undefined) return entry.settle({ ok: false, error: refusal })
     }
     // The request's own deadline needs no watch of its own: its signal aborts then (see RequestScope).
     const signal = callOptions?.signal ?? ambient?.signal

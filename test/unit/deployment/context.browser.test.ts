@@ -1,16 +1,17 @@
 /**
- * The request context in a browser build, where `#async-context` resolves to
- * async-context.browser.ts (package.json's `browser` condition): this file
+ * The request context in a browser build, where `#batching-host` resolves to
+ * src/batching/host/browser.ts (package.json's `browser` condition): this file
  * swaps that variant in for the whole module graph, as a browser bundle
  * does, and checks what its doc comment promises. The context follows a
  * replica method up to its first await; after it, a batched call is plain
  * unless it passes its own signal.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { describe, expect, it, vi } from 'vitest'
 
-vi.mock('#async-context', () => import('../../../src/deployment/async-context.browser.js'))
+vi.mock('#batching-host', () => import('../../../src/batching/host/browser.js'))
 
-const { AsyncLocalStorage } = await import('#async-context')
+const { host } = await import('#batching-host')
 const { batch, deployment, currentContext } = await import('../../../src/index.js')
 const { Replica } = await import('../../../src/deployment/replica.js')
 
@@ -79,8 +80,9 @@ async function hangUpWhileQueued(cls: new () => { gated: ReturnType<typeof gated
 
 describe('request context in a browser (no AsyncLocalStorage)', () => {
   it('the browser variant is the one in use', () => {
-    expect(AsyncLocalStorage.toString()).not.toMatch(/native code/)
-    expect(new AsyncLocalStorage<number>().run(1, () => 2)).toBe(2)
+    const storage = host.contextStorage()
+    expect(storage).not.toBeInstanceOf(AsyncLocalStorage)
+    expect(storage.run({ origin: 'http' }, () => 2)).toBe(2)
   })
 
   it('a batched call made before the first await inherits the request signal: a hang-up takes it out of the queue', async () => {
