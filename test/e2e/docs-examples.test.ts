@@ -208,8 +208,20 @@ export const app = new Hono().get('/adder', ingress(deployment(BatchAdder)))
 // --- every block, and what is done with it ----------------------------------
 
 const CHECKS: Record<string, Check> = {
-  'README.md › Node, in JavaScript': { runtime: 'node', run: served(adderAnswers) },
-  'README.md › Node, in JavaScript #3': { runtime: 'node', run: selfServed(adderAnswers) },
+  'README.md › Node, in JavaScript': {
+    runtime: 'node',
+    run: served(async (base) => {
+      await adderAnswers(base)
+      await adderRefusesBadNumbers(base)
+    }),
+  },
+  'README.md › Node, in JavaScript #3': {
+    runtime: 'node',
+    run: selfServed(async (base) => {
+      await adderAnswers(base)
+      await adderRefusesBadNumbers(base)
+    }),
+  },
   'README.md › Node, in TypeScript #2': {
     runtime: 'node',
     run: selfServed(async (base) => {
@@ -217,7 +229,13 @@ const CHECKS: Record<string, Check> = {
       await adderRefusesBadNumbers(base)
     }),
   },
-  'README.md › Workers, in JavaScript #2': { runtime: 'workers', run: inWorkerd(adderAnswers) },
+  'README.md › Workers, in JavaScript #2': {
+    runtime: 'workers',
+    run: inWorkerd(async (base) => {
+      await adderAnswers(base)
+      await adderRefusesBadNumbers(base)
+    }),
+  },
   'README.md › Workers, in TypeScript, with a model #2': {
     runtime: 'workers',
     assets: { 'model.onnx': HOUSE_PRICE_MODEL },

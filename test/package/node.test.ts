@@ -59,7 +59,7 @@ describe('a JavaScript app on Node, from the installed package', () => {
     for (const absent of ['onnxruntime-web', 'tsx', 'typescript']) expect(existsSync(join(project.dir, 'node_modules', absent))).toBe(false)
   })
 
-  it('`npx edgeserve run app.mjs` serves the README app, batching what arrives together', async () => {
+  it('`npx edgeserve run app.mjs` serves the README app, batching what arrives together, and answers a bad number 400', async () => {
     const server = await startIn(project, ['npx', '--no', 'edgeserve', 'run', 'app.mjs'], LISTENING, { PORT: '0' })
     try {
       const base = server.match[1]!
@@ -68,8 +68,13 @@ describe('a JavaScript app on Node, from the installed package', () => {
       expect(items).toBe(9)
       expect(batches).toBeGreaterThanOrEqual(3) // maxBatchSize 4
       expect(batches).toBeLessThanOrEqual(9)
-      const bad = await fetch(`${base}/nowhere`)
-      expect(bad.status).toBe(404)
+      // A word, a fraction, none or an empty number: a 400 JSON error, not NaN or 1.
+      for (const query of ['?number=abc', '?number=1.5', '', '?number=']) {
+        const bad = await fetch(`${base}/adder${query}`)
+        expect([bad.status, await bad.json()], `/adder${query}`).toEqual([400, { error: { type: 'HTTPError', message: 'number must be an integer' } }])
+      }
+      const nowhere = await fetch(`${base}/nowhere`)
+      expect(nowhere.status).toBe(404)
     } finally {
       await server.stop()
     }

@@ -112,13 +112,18 @@ describe('Workers, from the installed package', () => {
     expect(gzipped).toBeLessThan(PAID_LIMIT)
   })
 
-  it('serves the JavaScript Worker under `wrangler dev`: the README adder, batched in its Durable Object', async () => {
+  it('serves the JavaScript Worker under `wrangler dev`: the README adder, batched in its Durable Object, and a bad number gets a 400', async () => {
     const { base, dev } = await wranglerDev('plain')
     try {
       expect(await nineQueries(base)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9'])
       const { batches, items } = await batchSizes(base, 'BatchAdder')
       expect(items).toBe(9)
       expect(batches).toBeGreaterThanOrEqual(3) // maxBatchSize 4
+      // A word, a fraction, none or an empty number: a 400 JSON error from the Durable Object, not an answer.
+      for (const query of ['?number=abc', '?number=1.5', '', '?number=']) {
+        const bad = await fetch(`${base}/adder${query}`)
+        expect([bad.status, await bad.json()], `/adder${query}`).toEqual([400, { error: { type: 'HTTPError', message: 'number must be an integer' } }])
+      }
     } finally {
       await dev.stop()
     }
