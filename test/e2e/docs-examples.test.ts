@@ -205,6 +205,14 @@ class BatchAdder {
 export const app = new Hono().get('/adder', ingress(deployment(BatchAdder)))
 `
 
+/** Loads the model that docs/models.md's script wrote and prices the houses in HOUSES, one batch. */
+const CHECK_MODEL = `import { loadModel, stack } from 'edgeserve/onnx'
+const houses = JSON.parse(process.env.HOUSES!) as number[][]
+const model = await loadModel('model.onnx', { numThreads: 1 })
+const output = await model.run({ [model.inputNames[0]!]: stack(houses, [8]) })
+console.log(JSON.stringify(Array.from(output[model.outputNames[0]!]!.data as Float32Array)))
+`
+
 // --- every block, and what is done with it ----------------------------------
 
 const CHECKS: Record<string, Check> = {
@@ -215,19 +223,17 @@ const CHECKS: Record<string, Check> = {
       await adderRefusesBadNumbers(base)
     }),
   },
-  'README.md › Node, in JavaScript #3': {
-    runtime: 'node',
-    run: selfServed(async (base) => {
-      await adderAnswers(base)
-      await adderRefusesBadNumbers(base)
-    }),
-  },
   'README.md › Node, in TypeScript #2': {
     runtime: 'node',
     run: selfServed(async (base) => {
       await adderAnswers(base)
       await adderRefusesBadNumbers(base)
     }),
+  },
+  'README.md › Node, in TypeScript, with a model #2': {
+    runtime: 'node',
+    assets: { 'model.onnx': HOUSE_PRICE_MODEL },
+    run: served((base) => modelBurst(base, '/predict', 'prediction')),
   },
   'README.md › Workers, in JavaScript #2': {
     runtime: 'workers',
@@ -245,11 +251,6 @@ const CHECKS: Record<string, Check> = {
   'README.md › Batching': {
     runtime: 'node',
     run: async (unit) => expect((await script(unit)).replace(/\s+/g, ' ')).toContain('[ 1, 2, 3, 4, 5, 6, 7, 8, 9 ]'),
-  },
-  'README.md › Inference with ONNX models': {
-    runtime: 'node',
-    assets: { 'model.onnx': HOUSE_PRICE_MODEL },
-    run: served((base) => modelBurst(base, '/predict', 'prediction')),
   },
   'docs/autoscaling-and-multiplexing.md › Autoscaling': { runtime: 'node', excerptOf: 'examples/autoscaling/scaled-adder.ts' },
   'docs/autoscaling-and-multiplexing.md › Model multiplexing': {
@@ -397,6 +398,20 @@ ${text}`,
     runtime: 'node',
     assets: { 'model.onnx': HOUSE_PRICE_MODEL },
     run: served((base) => modelBurst(base, '/predict', 'prediction')),
+  },
+  'docs/models.md › A model to try': {
+    runtime: 'node',
+    files: { 'check-model.ts': CHECK_MODEL },
+    run: async (unit) => {
+      await script(unit)
+      const answer = await script({ ...unit, main: 'check-model.ts' }, { HOUSES: JSON.stringify(HOUSES) })
+      const prices = JSON.parse(answer.trim().split('\n').at(-1)!) as number[]
+      // The file holds what the script says it writes: its weights times each house, plus its bias.
+      const [weights, bias] = [/const WEIGHTS = (\[.*\])/, /const BIAS = (\S+)/].map((pattern) => JSON.parse(pattern.exec(unit.block.text)![1]!) as unknown)
+      const expected = HOUSES.map((house) => house.reduce((sum, x, i) => sum + x * (weights as number[])[i]!, bias as number))
+      expect(prices).toHaveLength(HOUSES.length)
+      prices.forEach((price, i) => expect(price, `house ${i}`).toBeCloseTo(expected[i]!, 3))
+    },
   },
   'docs/observability.md › The dashboard': {
     runtime: 'workers',

@@ -30,6 +30,14 @@ class SlowAdder {
 export const app = new Hono().get('/adder', ingress(deployment(SlowAdder)))
 `
 
+/** The README's app served from the user's own code, with serve() as the README says. */
+const SERVER = `import { serve } from 'edgeserve/node'
+import app from './app.mjs'
+
+const server = await serve(app, { port: Number(process.env.PORT ?? 8000) })
+console.log(\`listening on \${server.url}\`)
+`
+
 /** serve() with every replica on a worker thread, which imports this very module to find the class. */
 const THREADS_SERVER = `import { serve } from 'edgeserve/node'
 import { app } from './slow-app.mjs'
@@ -46,6 +54,7 @@ let project: Project
 beforeAll(async () => {
   project = await createProject('node-js', ['hono'], {
     ...readmeInstallFiles('Node, in JavaScript'),
+    'server.mjs': SERVER,
     'slow-app.mjs': SLOW_APP,
     'threads.mjs': THREADS_SERVER,
   })
@@ -80,7 +89,7 @@ describe('a JavaScript app on Node, from the installed package', () => {
     }
   })
 
-  it('`node server.mjs` serves it with serve(), and the dashboard page the package carries', async () => {
+  it('`node server.mjs` serves it with serve() from the user’s own code, and the dashboard page the package carries', async () => {
     const server = await startIn(project, [process.execPath, 'server.mjs'], LISTENING, { PORT: '0' })
     try {
       expect(await (await fetch(`${server.match[1]}/adder?number=41`)).text()).toBe('42')

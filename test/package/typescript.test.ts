@@ -18,7 +18,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from '../support/spawn-server.js'
-import { batchSizes, createProject, pinnedVersion, readmeFirstBlock, readmeInstallFiles, run, startIn, type Project } from './lib/consumer.js'
+import { createProject, pinnedVersion, readmeInstallFiles, run, startIn, type Project } from './lib/consumer.js'
 
 function tsconfig(types: string, include: string[]): string {
   const compilerOptions = {
@@ -131,7 +131,7 @@ console.log(sums, queued, one, fortyTwo, server.port, server.hostname)
 await server.close()
 `
 
-/** The README's model example on Node (Inference with ONNX models). */
+/** The model API's call sites on Node, beside the README's model app: readJson, pad, stackInt64, Tensor and loadModel's options. */
 const README_ONNX = `import { Hono } from 'hono'
 import { batch, deployment, ingress, readJson } from 'edgeserve'
 import { loadModel, pad, split, stack, stackInt64, Tensor } from 'edgeserve/onnx'
@@ -220,13 +220,6 @@ const server = await serve(app, { port: 0, hostname: '127.0.0.1', threads: { mod
 console.log(\`listening on \${server.url}\`)
 `
 
-/** The README's model example as it stands (readme-model-app.ts), served on Node from the installed package. */
-const MODEL_SERVER = `import { serve } from 'edgeserve/node'
-import app from './readme-model-app.js'
-const server = await serve(app, { port: 0, hostname: '127.0.0.1' })
-console.log(\`listening on \${server.url}\`)
-`
-
 /** A model held as two instances on worker threads, from the installed package, beside the same model in this thread. */
 const INSTANCES_SCRIPT = `import { loadModel, stack } from 'edgeserve/onnx'
 const rows = [
@@ -264,8 +257,10 @@ describe('TypeScript on Node (types: ["node"])', () => {
         ...readmeInstallFiles('Node, in TypeScript'),
         'readme-calls.ts': README_CALLS,
         'readme-onnx.ts': README_ONNX,
+        // The README's model app, word for word (node-model.test.ts serves it).
+        'readme-model-app.ts': readmeInstallFiles('Node, in TypeScript, with a model')['app.ts']!,
         'tsconfig.json': tsconfig('node', ['server.ts', 'readme-calls.ts']),
-        'tsconfig.onnx.json': tsconfig('node', ['readme-onnx.ts']),
+        'tsconfig.onnx.json': tsconfig('node', ['readme-onnx.ts', 'readme-model-app.ts']),
         'wrong.ts': WRONG_OPTION,
         'tsconfig.wrong.json': tsconfig('node', ['wrong.ts']),
       },
@@ -297,60 +292,6 @@ describe('TypeScript on Node (types: ["node"])', () => {
     expect(answer.instances).toBe(2)
     expect(answer.held).toHaveLength(3)
     answer.held.forEach((price, i) => expect(price).toBeCloseTo(answer.here[i]!, 5))
-  })
-
-  it('serves the README’s model example: a real ONNX model through onnxruntime-web, batched, and a malformed row fails alone', async () => {
-    // The house-price MLP: 8 features in, one price out.
-    project.write({
-      'model.onnx': readFileSync(join(ROOT, 'examples/house-price/model/house-price.onnx')),
-      'readme-model-app.ts': readmeFirstBlock('Inference with ONNX models'),
-      'model-server.ts': MODEL_SERVER,
-    })
-    const server = await startIn(project, ['npx', '--no', 'tsx', 'model-server.ts'], /listening on (http:\/\/127\.0\.0\.1:\d+)/)
-    try {
-      const base = server.match[1]!
-      const rows = [
-        [8.3, 41, 6.98, 1.02, 322, 2.55, 37.88, -122.23],
-        [1.5, 20, 4.1, 1.1, 1200, 3.2, 34.05, -118.24],
-      ]
-      const scores = await Promise.all(
-        Array.from({ length: 16 }, async (_, i) => {
-          const response = await fetch(`${base}/predict`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ features: rows[i % 2] }),
-          })
-          expect(response.status).toBe(200)
-          return ((await response.json()) as { prediction: number }).prediction
-        }),
-      )
-      // One row, one price, whatever batch it ran in; the two rows' prices differ.
-      expect(scores.every(Number.isFinite)).toBe(true)
-      expect(new Set(scores.filter((_, i) => i % 2 === 0)).size).toBe(1)
-      expect(new Set(scores).size).toBe(2)
-      const { batches, items } = await batchSizes(base, 'Predictor')
-      expect(items).toBe(16)
-      expect(batches).toBeLessThan(16)
-
-      // A burst with one malformed row (2 features, not 8): every good row is still answered with its own
-      // price, the malformed one gets a 4xx; a body that is not JSON gets a 4xx too.
-      const post = (body: string) => fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => post(JSON.stringify({ features: i === 9 ? [1, 2] : rows[i % 2] }))))
-      for (const [i, response] of burst.entries()) {
-        if (i === 9) continue
-        expect(response.status, `good row ${i}`).toBe(200)
-        expect(((await response.json()) as { prediction: number }).prediction).toBe(scores[i % 2])
-      }
-      const malformed = burst[9]!
-      expect(malformed.status, await malformed.clone().text()).toBeGreaterThanOrEqual(400)
-      expect(malformed.status).toBeLessThan(500)
-      expect(await malformed.json()).toMatchObject({ error: { message: expect.stringContaining('[8]') } })
-      const notJson = await post('{"features": [1, 2')
-      expect(notJson.status).toBe(400)
-      expect(await notJson.json()).toMatchObject({ error: { type: expect.any(String), message: expect.any(String) } })
-    } finally {
-      await server.stop()
-    }
   })
 
   for (const [how, argv] of [

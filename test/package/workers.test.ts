@@ -2,10 +2,12 @@
  * The README's Workers sections, followed word for word in empty
  * directories: their `npm init` and `npm install` commands (with the packed
  * tarball for `edgeserve`, and the repository's pinned versions), their
- * files, then their own commands: `npx tsc` passes without a word, and
- * `npx wrangler dev` serves the Worker without a warning. `wrangler deploy
- * --dry-run` builds both (the plain one without onnxruntime-web's
- * WebAssembly, the model one with it, compiled by wrangler's default rule).
+ * files, then their own commands: `node make-model.mjs` (the models guide's
+ * script, which the README links to) writes the model, `npx tsc` passes
+ * without a word, and `npx wrangler dev` serves the Worker without a warning.
+ * `wrangler deploy --dry-run` builds both (the plain one without
+ * onnxruntime-web's WebAssembly, the model one with it, compiled by
+ * wrangler's default rule), each about as large as the docs say.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,14 +17,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../support/free-port.js'
 import { ROOT } from '../support/spawn-server.js'
 import type { GroupChild } from '../support/process-group.js'
-import { batchSizes, mustRun, nineQueries, readmeProject, startIn, type Project } from './lib/consumer.js'
+import { batchSizes, docsFile, mustRun, nineQueries, readmeProject, runReadmeScript, startIn, type Project } from './lib/consumer.js'
 
 /** Cloudflare's limit on a Worker's upload today, on every plan: 64 MiB before compression. */
 const WORKER_SIZE_LIMIT = 64 * 1024 * 1024
 /** The former Workers Paid limit, 10 MiB compressed: kept as a bound on how far the bundle may grow. */
 const PAID_LIMIT = 10 * 1024 * 1024
-/** A small real model: 8 features in, one price out (examples/house-price). */
-const MODEL = join(ROOT, 'examples/house-price/model/house-price.onnx')
+/**
+ * The upload sizes the docs give, each "about" a figure: a fresh install must come within a
+ * tenth of it, so that a patch release of onnxruntime-web moves it no further unnoticed.
+ */
+const STATED_SIZES = {
+  model: { doc: 'README.md', pattern: /The upload is about\s+(\d+)\s+MiB/, unit: 1024 * 1024 },
+  plain: { doc: 'docs/workers.md', pattern: /adder without a model, about\s+(\d+)\s+KiB/, unit: 1024 },
+} as const
 const FEATURES = [8.3, 41, 6.9, 1.0, 322, 2.5, 37.88, -122.23]
 
 const SECTIONS = { plain: 'Workers, in JavaScript', model: 'Workers, in TypeScript, with a model' } as const
@@ -36,7 +44,11 @@ const outdirs: string[] = []
 beforeAll(async () => {
   for (const kind of Object.keys(SECTIONS) as Kind[]) {
     ;({ project: projects[kind], then: then[kind] } = await readmeProject(SECTIONS[kind], `workers-${kind}`))
-    if (kind === 'model') projects[kind].write({ 'model.onnx': readFileSync(MODEL) })
+  }
+  // The model Worker's model: the script the README links to, saved in the project, then its `node make-model.mjs`.
+  projects.model.write({ 'make-model.mjs': docsFile('docs/models.md', 'make-model.mjs') })
+  for (const command of then.model.filter((each) => each.startsWith('node '))) await runReadmeScript(projects.model, command)
+  for (const kind of Object.keys(SECTIONS) as Kind[]) {
   }
 }, 600_000)
 
@@ -53,30 +65,51 @@ async function wranglerDev(kind: Kind): Promise<{ base: string; dev: GroupChild 
   return { base: `http://127.0.0.1:${port}`, dev }
 }
 
-/** Lines of wrangler's output that warn or report an error. */
 /** POST one row of features to the model Worker's /predict. */
 const predictAt = (base: string, features: number[]) =>
   fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ features }) })
 
+/** Lines of wrangler's output that warn or report an error. */
 const warnings = (output: string) =>
   output
     .replace(/\x1b\[[0-9;]*m/g, '')
     .split('\n')
     .filter((line) => /WARNING|\[wrangler:warn\]|\[ERROR\]|Uncaught|"level":"(warn|error)"/.test(line))
 
-/** `wrangler deploy --dry-run` in the project: each output file (maps and README left out) and its bytes. */
-async function dryRun(kind: Kind): Promise<Map<string, Buffer>> {
+/** `wrangler deploy --dry-run` in the project: each output file (maps and README left out) and its bytes, and the upload wrangler reports. */
+async function dryRun(kind: Kind): Promise<{ files: Map<string, Buffer>; uploadBytes: number }> {
   const outdir = mkdtempSync(join(tmpdir(), 'edgeserve-consumer-bundle-'))
   outdirs.push(outdir)
   const { stdout } = await mustRun('npx', ['--no', 'wrangler', 'deploy', '--dry-run', '--outdir', outdir], projects[kind].dir, 120_000)
   expect(stdout).toContain('--dry-run: exiting now.')
+  const upload = /Total Upload: ([\d.]+) KiB/.exec(stdout.replace(/\x1b\[[0-9;]*m/g, ''))
+  if (!upload) throw new Error(`wrangler deploy --dry-run reported no Total Upload:\n${stdout}`)
   const names = readdirSync(outdir).filter((name) => !name.endsWith('.map') && name !== 'README.md')
-  return new Map(names.map((name) => [name, readFileSync(join(outdir, name))]))
+  return { files: new Map(names.map((name) => [name, readFileSync(join(outdir, name))])), uploadBytes: Number(upload[1]) * 1024 }
+}
+
+/** The upload the docs state for `kind`'s Worker, in bytes, and where they state it. */
+function statedUpload(kind: Kind): { bytes: number; where: string } {
+  const { doc, pattern, unit } = STATED_SIZES[kind]
+  const figure = pattern.exec(readFileSync(join(ROOT, doc), 'utf8'))?.[1]
+  if (!figure) throw new Error(`${doc} no longer says ${pattern}: update STATED_SIZES with the sentence that gives the size`)
+  return { bytes: Number(figure) * unit, where: `${doc} ("about ${figure} ${unit === 1024 ? 'KiB' : 'MiB'}")` }
+}
+
+/** wrangler's upload for a fresh install is within a tenth of what the docs say. */
+function expectAsStated(kind: Kind, uploadBytes: number): void {
+  const stated = statedUpload(kind)
+  console.log(`${kind} Worker upload: ${(uploadBytes / 1024).toFixed(0)} KiB, stated in ${stated.where}`)
+  const off = Math.abs(uploadBytes - stated.bytes) / stated.bytes
+  expect(off, `the ${kind} Worker uploads ${(uploadBytes / 1024).toFixed(0)} KiB: update ${stated.where}`).toBeLessThanOrEqual(0.1)
 }
 
 describe('Workers, from the installed package', () => {
   it('the README’s commands made each project: ES modules, the tarball, wrangler, and for the model Worker its types and TypeScript', () => {
-    expect(then).toEqual({ plain: ['npx wrangler dev'], model: ['npx tsc', 'npx wrangler dev', expect.stringMatching(/^curl .*\/predict$/)] })
+    expect(then).toEqual({
+      plain: ['npx wrangler dev'],
+      model: ['node make-model.mjs', 'npx tsc', 'npx wrangler dev', expect.stringMatching(/^curl .*\/predict$/)],
+    })
     for (const kind of Object.keys(SECTIONS) as Kind[]) {
       const manifest = JSON.parse(readFileSync(join(projects[kind].dir, 'package.json'), 'utf8')) as { type?: string; dependencies: Record<string, string> }
       expect(manifest.type).toBe('module')
@@ -93,16 +126,17 @@ describe('Workers, from the installed package', () => {
     expect(stdout + stderr).toBe('')
   })
 
-  it('builds the JavaScript Worker without onnxruntime-web', async () => {
-    const files = await dryRun('plain')
+  it('builds the JavaScript Worker without onnxruntime-web, about as large as the Workers guide says', async () => {
+    const { files, uploadBytes } = await dryRun('plain')
     expect([...files.keys()]).toEqual(['worker.js'])
     const bundle = files.get('worker.js')!.toString()
     expect(bundle).toContain('serveWorker')
     expect(bundle).not.toContain('onnxruntime')
+    expectAsStated('plain', uploadBytes)
   })
 
-  it('builds the model Worker with ORT’s WebAssembly compiled by wrangler and the model as data, within Cloudflare’s size limit', async () => {
-    const files = await dryRun('model')
+  it('builds the model Worker with ORT’s WebAssembly compiled by wrangler and the model as data, about as large as the README says and within Cloudflare’s limit', async () => {
+    const { files, uploadBytes } = await dryRun('model')
     const names = [...files.keys()]
     expect(names.filter((name) => name.endsWith('ort-wasm-simd-threaded.wasm'))).toHaveLength(1)
     expect(names.filter((name) => name.endsWith('model.onnx'))).toHaveLength(1)
@@ -110,6 +144,7 @@ describe('Workers, from the installed package', () => {
     expect(uploaded).toBeLessThan(WORKER_SIZE_LIMIT)
     const gzipped = [...files.values()].reduce((sum, bytes) => sum + gzipSync(bytes).byteLength, 0)
     expect(gzipped).toBeLessThan(PAID_LIMIT)
+    expectAsStated('model', uploadBytes)
   })
 
   it('serves the JavaScript Worker under `wrangler dev`: the README adder, batched in its Durable Object, and a bad number gets a 400', async () => {

@@ -209,14 +209,25 @@ export function projectAt(dir: string): Project {
   }
 }
 
-/** The first code fence of the README's section `## heading`, word for word. */
-export function readmeFirstBlock(heading: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const section = readme.split(/^## /m).find((part) => part.startsWith(`${heading}\n`))
-  if (!section) throw new Error(`README.md has no "## ${heading}" section`)
-  const block = /^```\w+\n([\s\S]*?)^```$/m.exec(section)?.[1]
-  if (block === undefined) throw new Error(`"## ${heading}" in README.md has no code block`)
-  return block
+/**
+ * The file a guide gives whole, as a code fence that names it (```js make-model.mjs), word
+ * for word: what a reader saves when the README links to it.
+ */
+export function docsFile(doc: string, name: string): string {
+  const text = readFileSync(join(ROOT, doc), 'utf8')
+  const found = [...text.matchAll(/^```\w+ (\S+)\n([\s\S]*?)^```$/gm)].find(([, path]) => path === name)
+  if (!found) throw new Error(`${doc} has no code block named ${name}`)
+  return found[2]!
+}
+
+/**
+ * A README command that writes a file the project needs (`node make-model.mjs`), run in the
+ * project as the reader runs it, from the shell: only `node <script>` is understood.
+ */
+export async function runReadmeScript(project: Project, command: string): Promise<void> {
+  const [program, script, ...rest] = command.split(/\s+/)
+  if (program !== 'node' || !script || rest.length > 0) throw new Error(`README command not understood: ${command}`)
+  await mustRun('node', [script], project.dir, 60_000)
 }
 
 /** 9 concurrent GETs of `/adder?number=0..8`, as the client of Ray Serve's batching tutorial sends them. */
