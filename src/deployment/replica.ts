@@ -290,15 +290,6 @@ export function responseOf(answer: FetchAnswer): Response {
 }
 
 /**
- * Turn what a deployment's `fetch()` returned into a Response, as Ray Serve
- * does for `__call__`: a Response as is, text as text/plain, bytes as
- * octet-stream, nothing as 204, anything else as JSON.
- */
-export function toResponse(value: unknown): Response {
-  return responseOf(answerOf(value))
-}
-
-/**
  * `instanceof Response` is not enough: @hono/node-server swaps the global
  * Response for a lighter class, and `Response.json()` may still build the
  * platform's own; other realms have their own class too.

@@ -18,7 +18,7 @@ const platform: OrtPlatform = {
   fetchBytes,
 }
 
-export * from './entry.js'
+export type { LoadModelOptions, Model, ModelSource, Padded, Provider, TensorInfo } from './entry.js'
 export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
 /** onnxruntime-web's Tensor class (and type) for this runtime. */
 export const Tensor = platform.Tensor
