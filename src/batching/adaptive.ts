@@ -1,8 +1,9 @@
 /**
- * The adaptive batch size (`adaptive: true | { latencyTargetMs }`): the
- * queue asks this object for its batch size limit instead of taking
- * `maxBatchSize` as it is. Only a queue with `adaptive` on makes one, so a
- * queue without it runs none of this code.
+ * The adaptive batch size (`adaptive: true | { latencyTargetMs }`) of one
+ * key's calls: the limit their batches may hold, learned from what those
+ * batches cost, instead of `maxBatchSize` as it is. AdaptiveLimits
+ * (adaptive-limits.ts) makes one per key, and only a queue with `adaptive`
+ * on makes those, so a queue without it runs none of this code.
  *
  * What it assumes, and how it works (docs/architecture.md compares it with
  * BentoML, Clipper and Triton):
@@ -67,6 +68,7 @@
  */
 
 import { host } from '#batching-host'
+import type { BatchSizeLimit } from './limits.js'
 
 /** One size of a measured cost curve: the mean milliseconds a batch of `size` units took. */
 export interface CostPoint {
@@ -134,15 +136,13 @@ export function sizeLadder(max: number): number[] {
   return sizes
 }
 
-export class AdaptiveBatchSize {
-  /** The batch size limit for the next batch: the chosen size, or a probe's. */
-  limit: number
+export class AdaptiveBatchSize implements BatchSizeLimit {
+  /** The limit for the next batch: the chosen size, or a probe's (see batchSizeLimit). */
+  private next: number
   /** The largest call (units) admitted so far: the limit never goes below it. */
   floor = 1
-  /** Set by continuous batching, which times each step (a batch runs as long as its longest sequence). */
-  perStep = false
-  /** The chosen size last reported to the queue's observer. */
-  reported: number
+  /** The chosen size last reported to the queue's observer (AdaptiveLimits keeps it). */
+  lastReported: number
   private ladder: Measured[] = []
   private ladderMax = 0
   /** Index of the chosen size in the ladder. */
@@ -175,8 +175,13 @@ export class AdaptiveBatchSize {
   ) {
     this.rebuild()
     this.blind = frozenClock
-    this.limit = frozenClock ? settings.maxBatchSize : this.ladder[0]!.size
-    this.reported = this.limit
+    this.next = frozenClock ? settings.maxBatchSize : this.ladder[0]!.size
+    this.lastReported = this.next
+  }
+
+  /** The most units the next batch may hold: the chosen size, or a probe's, within the maxBatchSize in force. */
+  get batchSizeLimit(): number {
+    return Math.min(this.next, this.settings.maxBatchSize)
   }
 
   /** The size chosen now (without a probe): what stats() and the gauge show. */
@@ -189,7 +194,7 @@ export class AdaptiveBatchSize {
   admitted(units: number): void {
     if (units <= this.floor) return
     this.floor = units
-    if (this.limit < units) this.limit = Math.min(units, this.settings.maxBatchSize)
+    if (this.next < units) this.next = Math.min(units, this.settings.maxBatchSize)
   }
 
   /** `maxBatchSize` changed: the ladder is made again, the limit kept where it still fits. */
@@ -205,10 +210,13 @@ export class AdaptiveBatchSize {
 
   /**
    * A batch of `units` (in `calls` calls) took `executionMs`; `queuedCalls`
-   * calls wait now. Learns from it and returns the limit for the next batch.
+   * calls wait now. Learns from it, and sets the limit for the next batch.
    */
-  batchFinished(units: number, calls: number, executionMs: number, queuedCalls: number): number {
-    if (this.frozenClock) return (this.limit = this.settings.maxBatchSize)
+  batchFinished(units: number, calls: number, executionMs: number, queuedCalls: number): void {
+    if (this.frozenClock) {
+      this.next = this.settings.maxBatchSize
+      return
+    }
     if (this.settings.maxBatchSize !== this.ladderMax) this.rebuild()
     const now = this.now()
     this.measureLoad(units, calls, queuedCalls, now)
@@ -216,9 +224,10 @@ export class AdaptiveBatchSize {
       // The clock stood still. Once may be a coarse clock (browsers round
       // performance.now()); three times in a row, nothing can be learned here:
       // behave as without adaptive.
-      if (++this.stillRuns < 3) return this.limit
+      if (++this.stillRuns < 3) return
       this.blind = true
-      return (this.limit = this.settings.maxBatchSize)
+      this.next = this.settings.maxBatchSize
+      return
     }
     this.stillRuns = 0
     this.blind = false
@@ -254,7 +263,7 @@ export class AdaptiveBatchSize {
       if (this.probe === undefined && queuedCalls > 0) this.startProbe(now)
     }
     const size = this.probe !== undefined ? this.ladder[this.probe.index]!.size : this.ladder[this.chosen]!.size
-    return (this.limit = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize)))
+    this.next = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize))
   }
 
   /** Whether size `index` serves clearly more than size `than` (by three tolerances): no noise makes that much. */

@@ -1,6 +1,7 @@
 import { BatchHandlerError, FailedItemsError, RequestCancelledError, cancellation } from '../errors.js'
 import type { CancelSignal } from './cancel-signal.js'
 import { failItemsAndRerun, failUnsettled } from './item-errors.js'
+import type { BatchSizeLimit, BatchSizeLimits } from './limits.js'
 import type { ResolvedBatchOptions } from './options.js'
 
 /*
@@ -27,23 +28,20 @@ export type BatchHandler<T, R> = (items: T[], info: BatchInfo) => Promise<Readon
 /** How a call ends: with its result, or with the error that ends it. */
 export type Settlement<R> = { ok: true; value: R } | { ok: false; error: unknown }
 
-/** Which calls a batch gathers: those of one `batchKey` and one multiplexed model id. */
+/** Which calls a batch gathers: those of one `batchKey` and one multiplexed model id, and their key's limit. */
 export interface BatchPlace {
+  /** Undefined for calls with neither a batchKey nor a model id. */
+  readonly id: string | undefined
   readonly key: string | undefined
   readonly modelId: string | undefined
+  readonly limit: BatchSizeLimit
 }
 
 /** The queue a batch belongs to, as its batches, their calls and their runners see it. */
 export interface BatchQueueOf<T, R> {
   readonly options: ResolvedBatchOptions<T>
-  /** The most units a batch may hold now (maxBatchSize, or less with `adaptive`). */
-  readonly batchSizeLimit: number
-  /** With `adaptive`: its clock, and whether it learns from each step rather than each batch. */
-  readonly adaptive: { now(): number; perStep: boolean } | undefined
-  /** With `adaptive`: the most units `batch` may hold now (its key's own limit). */
-  limitFor(batch: Batch<T, R>): number
-  /** With `adaptive`: `units` in `calls` calls of `batch` took `executionMs`. */
-  learnCost(batch: Batch<T, R>, units: number, calls: number, executionMs: number): void
+  /** How large each key's next batch may be (see limits.ts). */
+  readonly limits: BatchSizeLimits
   /** Undo what tied a settled call to the queue: its place in `batch`, or its share of it running, its signal, its deadline. */
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void
   /** Continuous batching: move waiting calls into a running batch, up to `freeUnits`; how many joined. */

@@ -21,9 +21,7 @@ export type ContinuousStep<T, R> = (items: T[], info: BatchInfo) => Promise<Stre
 export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
   return async (batch: Batch<T, R>): Promise<void> => {
     const { queue } = batch
-    const { adaptive } = queue
-    // With `adaptive`, the cost that depends on the batch size is a step's, not a whole run's.
-    if (adaptive !== undefined) adaptive.perStep = true
+    const { limits } = queue
     let active = batch.entries.slice()
     for (let iteration = 0; ; iteration++) {
       // Between steps, let new requests arrive so that they can join.
@@ -31,24 +29,21 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
       if (batch.released) return
       let used = 0
       for (const entry of active) used += entry.size
-      const joined = queue.join(batch, (adaptive === undefined ? queue.batchSizeLimit : queue.limitFor(batch)) - used)
+      const joined = queue.join(batch, batch.place.limit.batchSizeLimit - used)
       if (joined > 0) active.push(...batch.entries.slice(-joined))
       active = active.filter((entry) => !entry.settled)
       if (active.length === 0) return
       batch.compact()
 
       let outputs: StreamStep<R>
-      const started = adaptive === undefined ? 0 : adaptive.now()
+      // With `adaptive`, the cost that depends on the batch size is a step's, not a whole run's.
+      const stepEnded = limits.stepStarted?.(batch)
       try {
         outputs = await step(
           active.map((entry) => entry.item),
           batch.infoFor(active),
         )
-        if (adaptive !== undefined) {
-          let units = 0
-          for (const entry of active) units += entry.size
-          queue.learnCost(batch, units, active.length, adaptive.now() - started)
-        }
+        stepEnded?.(active)
       } catch (error) {
         // Items the step names fail alone; the others take the step again.
         if (error instanceof FailedItemsError) failNamedItems(error, active)

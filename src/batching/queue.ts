@@ -4,7 +4,9 @@ import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledErr
 import { requestContext, type AmbientContext } from './context.js'
 import { Batch, Entry, type BatchPlace, type BatchQueueOf } from './calls.js'
 import { failUnsettled } from './item-errors.js'
-import { AdaptiveBatchSize, type Clock, type CostPoint } from './adaptive.js'
+import type { Clock, CostPoint } from './adaptive.js'
+import { AdaptiveLimits } from './adaptive-limits.js'
+import { FixedBatchSize, type BatchSizeLimit, type BatchSizeLimits, type LimitKey } from './limits.js'
 import { DeadlineTimer } from './deadlines.js'
 import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
 import { host } from '#batching-host'
@@ -71,22 +73,22 @@ export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
  */
 class Bucket<T, R> implements BatchPlace {
   readonly batches: Batch<T, R>[] = []
-  /** With `adaptive`, a keyed bucket's own estimate of its cost (keys may differ in cost: width buckets, models). */
-  estimate: AdaptiveBatchSize | undefined = undefined
 
   constructor(
     /** Its key in the queue's Map: see bucketKey(). */
-    readonly mapKey: string | undefined,
+    readonly id: string | undefined,
     readonly key: string | undefined,
     readonly modelId: string | undefined,
+    /** How large its next batch may be: its key's limit (see limits.ts). */
+    readonly limit: BatchSizeLimit,
   ) {}
 
   /**
-   * Whether its waiting batches hold `limit` units between them, enough for
-   * a full batch (the oldest takes calls from the ones behind it when it
-   * starts: see shapeHead()).
+   * Whether its waiting batches hold `limit` units between them (by default
+   * its key's limit), enough for a full batch: the oldest takes calls from
+   * the ones behind it when it starts (see shapeHead()).
    */
-  holdsFullBatch(limit: number): boolean {
+  holdsFullBatch(limit = this.limit.batchSizeLimit): boolean {
     let units = 0
     for (const batch of this.batches) if ((units += batch.units) >= limit) return true
     return false
@@ -99,9 +101,6 @@ class Bucket<T, R> implements BatchPlace {
     return calls
   }
 }
-
-/** Keys whose adaptive estimates a queue keeps (the most recently run), so keys seen once do not pile up. */
-const MAX_ESTIMATES = 64
 
 /**
  * The Map key of the bucket for a batchKey and a multiplexed model id. Model
@@ -142,7 +141,7 @@ const NO_MODEL: AmbientContext = Object.freeze({ origin: 'batch' })
 export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   private readonly buckets = new Map<string | undefined, Bucket<T, R>>()
   /** The bucket of calls without a key, kept while idle. */
-  private readonly unkeyed = new Bucket<T, R>(undefined, undefined, undefined)
+  private readonly unkeyed: Bucket<T, R>
   private queued = 0
   /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
   private batchesBegun = 0
@@ -173,11 +172,12 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   private readonly pumpOnTick = (): void => this.pump()
   /**
    * The batch being formed: when its wait began (a slot was free for it and
-   * it was not full) and the size and wait it began with. As in Ray Serve,
-   * setMaxBatchSize and setBatchWaitTimeoutS apply from the next batch to
-   * form; the one forming keeps what it started with.
+   * it was not full), the wait it began with, and with a fixed size the
+   * limit it began with. As in Ray Serve, setMaxBatchSize and
+   * setBatchWaitTimeoutS apply from the next batch to form; the one forming
+   * keeps what it started with (see BatchSizeLimits.heldWhileForming).
    */
-  private forming: { since: number; maxBatchSize: number; waitMs: number } | undefined = undefined
+  private forming: { since: number; waitMs: number; heldLimit: number | undefined } | undefined = undefined
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
   private readonly deadlines = new DeadlineTimer<Entry<T, R>>((entry) => entry.leave(new RequestTimeoutError()))
@@ -190,21 +190,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   /** Set by a runtime that exports metrics; see QueueObserver. */
   observer: QueueObserver | undefined = undefined
-  /**
-   * With `adaptive`, what chooses the batch size of calls without a key;
-   * undefined otherwise, and then none of it runs. Each batch key (and
-   * model id) has an estimate of its own in `estimates`.
-   */
-  readonly adaptive: AdaptiveBatchSize | undefined
-  private readonly estimates: Map<string, AdaptiveBatchSize> | undefined
-  /** The estimate that learned from the last batch: what stats() reports. */
-  private lastEstimate: AdaptiveBatchSize | undefined
-  /**
-   * The most units a batch may hold now: maxBatchSize, or with `adaptive`
-   * what it chose. A field rather than a getter: the queue reads it for
-   * every call.
-   */
-  batchSizeLimit: number
+  /** How large each key's next batch may be: maxBatchSize, or with `adaptive` what each key learned. */
+  readonly limits: BatchSizeLimits
 
   /** `clock`: what times batches for `adaptive` (tests drive it); performance.now() by default. */
   constructor(
@@ -212,14 +199,11 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     private readonly runner: BatchRunner<T, R>,
     clock?: Clock,
     /** Whether that clock stands still while code runs (by default, on Workers): then `adaptive` allows maxBatchSize. */
-    frozenClock?: boolean,
+    clockStandsStill?: boolean,
   ) {
-    this.buckets.set(undefined, this.unkeyed)
     const { adaptive } = options
-    this.adaptive = adaptive === false ? undefined : new AdaptiveBatchSize(options, adaptive.latencyTargetMs, clock, frozenClock)
-    this.batchSizeLimit = this.adaptive === undefined ? options.maxBatchSize : this.adaptive.limit
-    this.estimates = this.adaptive === undefined ? undefined : new Map()
-    this.lastEstimate = this.adaptive
+    this.limits = adaptive === false ? new FixedBatchSize(options) : new AdaptiveLimits(options, adaptive.latencyTargetMs, this, clock, clockStandsStill)
+    this.unkeyed = this.bucketFor(undefined, undefined)
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
@@ -270,8 +254,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     // The call joins the newest waiting batch of its bucket, or begins one.
     const newest = bucket.batches.at(-1)
-    const limit = bucket === this.unkeyed || this.estimates === undefined ? this.batchSizeLimit : this.limitOf(bucket)
-    if (newest === undefined || newest.units + entry.size > limit) {
+    if (newest === undefined || newest.units + entry.size > bucket.limit.batchSizeLimit) {
       const batch = new Batch<T, R>(this, bucket, this.batchesBegun++, entry)
       batch.waiting = true
       bucket.batches.push(batch)
@@ -289,43 +272,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     }
     const { maxBatchSize } = this.options
     if (size > maxBatchSize) throw this.tooLarge(size, maxBatchSize)
-    // An adaptive limit never goes below the largest call: a batch must hold any admitted call.
-    if (this.adaptive !== undefined && size > this.adaptive.floor) this.raiseFloor(size, this.adaptive)
+    this.limits.admitted?.(size)
     return size
-  }
-
-  private raiseFloor(size: number, adaptive: AdaptiveBatchSize): void {
-    adaptive.admitted(size)
-    for (const estimate of this.estimates!.values()) estimate.admitted(size)
-    if (this.batchSizeLimit < adaptive.limit) this.batchSizeLimit = adaptive.limit
-  }
-
-  /** Adaptive: the estimate of a bucket's cost, its key's own. */
-  private estimateOf(bucket: Bucket<T, R>): AdaptiveBatchSize {
-    if (bucket === this.unkeyed) return this.adaptive!
-    if (bucket.estimate !== undefined) return bucket.estimate
-    const estimates = this.estimates!
-    const mapKey = bucket.mapKey!
-    let estimate = estimates.get(mapKey)
-    if (estimate === undefined) {
-      const adaptive = this.adaptive!
-      estimate = new AdaptiveBatchSize(this.options, adaptive.latencyTargetMs, adaptive.now, adaptive.frozenClock)
-      estimate.admitted(adaptive.floor)
-      if (estimates.size >= MAX_ESTIMATES) estimates.delete(estimates.keys().next().value!)
-      estimates.set(mapKey, estimate)
-    }
-    return (bucket.estimate = estimate)
-  }
-
-  /** Adaptive: the most units a batch of this bucket may hold now. */
-  private limitOf(bucket: Bucket<T, R>): number {
-    if (bucket === this.unkeyed) return this.batchSizeLimit
-    return Math.min(this.estimateOf(bucket).limit, this.options.maxBatchSize)
-  }
-
-  /** The most units `batch` may hold now (continuous batching asks before each step). */
-  limitFor(batch: Batch<T, R>): number {
-    return this.estimates === undefined ? this.batchSizeLimit : this.limitOf(batch.place as Bucket<T, R>)
   }
 
   private tooLarge(size: number, maxBatchSize: number): ItemTooLargeError {
@@ -343,13 +291,20 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   }
 
   private bucketFor(key: string | undefined, modelId: string | undefined): Bucket<T, R> {
-    const mapKey = bucketKey(key, modelId)
-    let bucket = this.buckets.get(mapKey)
+    const id = bucketKey(key, modelId)
+    let bucket = this.buckets.get(id)
     if (!bucket) {
-      bucket = new Bucket<T, R>(mapKey, key, modelId)
-      this.buckets.set(mapKey, bucket)
+      const place = { id, key, modelId }
+      bucket = new Bucket<T, R>(id, key, modelId, this.limits.limitOf(place))
+      this.buckets.set(id, bucket)
     }
     return bucket
+  }
+
+  /** Calls of `key` waiting now (what an adaptive limit weighs as its load). */
+  waitingCalls(key: LimitKey): number {
+    if (key.id === undefined && this.buckets.size === 1) return this.queued
+    return this.buckets.get(key.id)?.waiting ?? 0
   }
 
   /**
@@ -379,7 +334,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     // Batches start oldest first, so the one taken out is nearly always the head.
     if (bucket.batches[0] === batch) bucket.batches.shift()
     else bucket.batches.splice(bucket.batches.indexOf(batch), 1)
-    if (bucket.batches.length === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.mapKey)
+    if (bucket.batches.length === 0 && bucket !== this.unkeyed) this.buckets.delete(bucket.id)
   }
 
   stats(): BatchStats {
@@ -389,7 +344,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       itemsRun: this.itemsRun,
       meanBatchSize: this.batchesRun === 0 ? 0 : this.itemsRun / this.batchesRun,
       batchesInFlight: this.inFlight,
-      batchSizeLimit: this.lastEstimate === undefined ? this.batchSizeLimit : Math.min(this.lastEstimate.chosenSize, this.options.maxBatchSize),
+      batchSizeLimit: this.limits.batchSizeLimit,
     }
   }
 
@@ -398,13 +353,12 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
    * (of the key that ran last, as `batchSizeLimit`); empty without it.
    */
   costCurve(): CostPoint[] {
-    return this.lastEstimate?.curve() ?? []
+    return this.limits.costCurve?.() ?? []
   }
 
   setMaxBatchSize(value: unknown): void {
     this.options.maxBatchSize = getValidPositiveInteger('maxBatchSize', value)
-    // Adaptive: the new maximum bounds the limit from the next batch on.
-    this.batchSizeLimit = this.adaptive === undefined ? this.options.maxBatchSize : Math.min(this.batchSizeLimit, this.options.maxBatchSize)
+    this.limits.maxBatchSizeChanged()
     this.schedule()
   }
 
@@ -435,8 +389,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       return
     }
     // A call's arrival can only have filled its own bucket.
-    const limit = this.forming ? this.forming.maxBatchSize : this.batchSizeLimit
-    const full = this.estimates !== undefined ? this.holdsFullAdaptive(bucket) : this.holdsFull(bucket, limit)
+    const full = bucket !== undefined ? bucket.holdsFullBatch(this.forming?.heldLimit) : this.anyBucketFull()
     // A full batch has nothing to wait for: start it on a microtask, unless
     // batches have held the thread long enough since the event loop last
     // turned (see loop-turn.ts). A partial one waits for the end of this round
@@ -453,37 +406,27 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     waitForLoopTurn(this.pumpAfterTurn)
   }
 
-  /** Whether `bucket` (or, without one, any bucket) holds a full batch of `limit` units. */
-  private holdsFull(bucket: Bucket<T, R> | undefined, limit: number): boolean {
-    if (bucket !== undefined) return bucket.holdsFullBatch(limit)
-    for (const each of this.buckets.values()) if (each.holdsFullBatch(limit)) return true
-    return false
-  }
-
-  /** Adaptive: whether `bucket` (or, without one, any bucket) holds a full batch by its own limit. */
-  private holdsFullAdaptive(bucket: Bucket<T, R> | undefined): boolean {
-    if (bucket !== undefined) return bucket.holdsFullBatch(this.limitOf(bucket))
-    for (const each of this.buckets.values()) if (each.batches.length > 0 && each.holdsFullBatch(this.limitOf(each))) return true
+  /** Whether any bucket holds a full batch (by the limit a forming batch holds, else by its key's). */
+  private anyBucketFull(): boolean {
+    for (const bucket of this.buckets.values()) if (bucket.holdsFullBatch(this.forming?.heldLimit)) return true
     return false
   }
 
   private pump(): void {
     const { allowSmallBatch } = this.options
     while (this.inFlight < this.options.maxConcurrentBatches && this.queued > 0) {
-      // The most units the next batch may hold: the forming batch's own, else the current setting.
-      const limit = this.forming ? this.forming.maxBatchSize : this.batchSizeLimit
       // Without batch keys or model ids there is one bucket to choose from.
-      const bucket = this.buckets.size === 1 ? this.unkeyed : this.nextBucket(limit)
-      // With adaptive, each key's own limit (the size a forming batch began with does not hold: it moves every batch).
-      const bucketLimit = this.estimates === undefined ? limit : this.limitOf(bucket)
-      if (!bucket.holdsFullBatch(bucketLimit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
+      const bucket = this.buckets.size === 1 ? this.unkeyed : this.nextBucket()
+      // The most units its next batch may hold: the forming batch's own, else its key's limit.
+      const limit = this.forming?.heldLimit ?? bucket.limit.batchSizeLimit
+      if (!bucket.holdsFullBatch(limit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
         // A partial batch with a free slot: it forms from now, with the
         // settings in force now.
         const now = Date.now()
         const forming = (this.forming ??= {
           since: now,
-          maxBatchSize: this.batchSizeLimit,
           waitMs: this.options.batchWaitTimeoutS * 1000,
+          heldLimit: this.limits.heldWhileForming ? limit : undefined,
         })
         if (!allowSmallBatch) break
         const due = forming.since + forming.waitMs
@@ -498,7 +441,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
           break
         }
       }
-      this.dispatch(bucket, bucketLimit)
+      this.dispatch(bucket, limit)
     }
     if (this.queued === 0 && this.strideTimer !== undefined) {
       clearInterval(this.strideTimer)
@@ -507,12 +450,12 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   }
 
   /** Full buckets first: a full batch starts at once. Among equals, the one whose oldest batch was begun first. */
-  private nextBucket(limit: number): Bucket<T, R> {
+  private nextBucket(): Bucket<T, R> {
     let best: Bucket<T, R> | undefined
     let bestFull = false
     for (const bucket of this.buckets.values()) {
       if (bucket.batches.length === 0) continue
-      const full = bucket.holdsFullBatch(this.estimates === undefined ? limit : this.limitOf(bucket))
+      const full = bucket.holdsFullBatch(this.forming?.heldLimit)
       if (!best || (full && !bestFull) || (full === bestFull && bucket.batches[0]!.sequence < best.batches[0]!.sequence)) {
         best = bucket
         bestFull = full
@@ -540,8 +483,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     this.inFlight++
     this.batchesRun++
     noteBatchStarted()
-    // Timed with the adaptive size's clock, which is performance.now() unless a test drives it (with no observer).
-    if (this.adaptive !== undefined) batch.startedAt = this.adaptive.now()
+    this.limits.batchStarted?.(batch)
     if (this.observer !== undefined) {
       batch.startedAt = performance.now()
       this.observer.batchStarted(batch)
@@ -593,7 +535,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
 
   join(batch: Batch<T, R>, freeUnits: number): number {
     if (batch.released) return 0
-    const bucket = this.buckets.get((batch.place as Bucket<T, R>).mapKey)
+    const bucket = this.buckets.get(batch.place.id)
     if (!bucket) return 0
     let joined = 0
     for (let from = bucket.batches[0]; from !== undefined && freeUnits > 0; from = bucket.batches[0]) {
@@ -652,35 +594,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     // A batch is done for its callers once the last of them has its answer.
     if (this.observer !== undefined && batch.startedAt > 0) this.observer.batchFinished(batch, performance.now())
     this.inFlight--
-    if (this.adaptive !== undefined && !this.adaptive.perStep) this.learn(batch, this.adaptive)
+    this.limits.batchEnded?.(batch)
     if (this.queued > 0) this.schedule()
-  }
-
-  /** Adaptive: learn the cost of a batch that ended, and take the limit it gives for the next. */
-  private learn(batch: Batch<T, R>, adaptive: AdaptiveBatchSize): void {
-    if (batch.abandoned) return
-    this.learnCost(batch, batch.units, batch.entries.length, adaptive.now() - batch.startedAt)
-  }
-
-  /** Adaptive: `units` in `calls` calls of `batch` took `executionMs` (the whole batch, or a step of continuous batching). */
-  learnCost(batch: Batch<T, R>, units: number, calls: number, executionMs: number): void {
-    const bucket = batch.place as Bucket<T, R>
-    const estimate = this.estimateOf(bucket)
-    if (bucket !== this.unkeyed) {
-      // The most recently run keys are kept: refresh its place in the Map's order.
-      this.estimates!.delete(bucket.mapKey!)
-      this.estimates!.set(bucket.mapKey!, estimate)
-    }
-    // Its own key's calls waiting: the load on this estimate.
-    const waiting = bucket === this.unkeyed && this.buckets.size === 1 ? this.queued : (this.buckets.get(bucket.mapKey)?.waiting ?? 0)
-    const limit = estimate.batchFinished(units, calls, executionMs, waiting)
-    if (estimate === this.adaptive) this.batchSizeLimit = limit
-    this.lastEstimate = estimate
-    const chosen = estimate.chosenSize
-    if (chosen !== estimate.reported) {
-      this.observer?.limitChanged?.(estimate.reported, chosen, bucket.key ?? bucket.modelId)
-      estimate.reported = chosen
-    }
   }
 }
 

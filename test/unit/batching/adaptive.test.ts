@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { AdaptiveBatchSize, sizeLadder, TOLERANCE } from '../../../src/batching/adaptive.js'
+import type { AdaptiveLimits } from '../../../src/batching/adaptive-limits.js'
 import { promiseRunner } from '../../../src/batching/calls.js'
 import { continuousRunner } from '../../../src/batching/continuous.js'
 import { StreamChannel, StreamEntry } from '../../../src/batching/stream.js'
@@ -117,7 +118,7 @@ describe('adaptive batch size: it settles where items per second stop rising', (
     const cost: Cost = (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16))
     const s = simulated(cost)
     await settle(s, 128, 10_000)
-    const curve = s.queue.adaptive!.curve()
+    const curve = s.queue.costCurve()
     const at16 = curve.find((point) => point.size === 16)!
     expect(at16.ms).toBeCloseTo(cost(16))
     expect(curve.every((point) => point.size <= 64 && point.ms > 0)).toBe(true)
@@ -376,12 +377,12 @@ describe('adaptive batch size: where there is nothing to measure', () => {
     const call = promiseCalls(queue)
     await Promise.all(Array.from({ length: 500 }, () => call(1)))
     expect(queue.stats().batchSizeLimit).toBe(64)
-    expect(queue.adaptive!.measuring).toBe(false)
+    expect((queue.limits as AdaptiveLimits).measuring).toBe(false)
   })
 
   it('starts at the bottom of the ladder, and reports maxBatchSize without adaptive', () => {
     const adaptive = new AdaptiveBatchSize({ maxBatchSize: 32, maxConcurrentBatches: 1, batchWaitTimeoutS: 0 }, undefined, () => 0)
-    expect(adaptive.limit).toBe(1)
+    expect(adaptive.batchSizeLimit).toBe(1)
     expect(batch(async (xs: number[]) => xs, { maxBatchSize: 32 }).stats().batchSizeLimit).toBe(32)
     expect(batch(async (xs: number[]) => xs, { maxBatchSize: 32, adaptive: true }).stats().batchSizeLimit).toBe(1)
   })
@@ -449,7 +450,7 @@ describe('adaptive on every form of batching', () => {
       for await (const token of channel) expect(token).toBe('token')
     }
     await Promise.all(Array.from({ length: 200 }, (_, i) => run(5 + (i % 7))))
-    expect(queue.adaptive!.perStep).toBe(true)
+    expect((queue.limits as AdaptiveLimits).perStep).toBe(true)
     expect(queue.stats().batchSizeLimit).toBeLessThanOrEqual(2)
     // Probes above the limit admit sequences that stay until they end, so the active set is the limit most of the time, not always.
     const recent = active.slice(-200)
