@@ -224,7 +224,7 @@ export function callThrough(replicaSet: () => ReplicaSet, options: HandleOptions
     const replicas = replicaSet()
     // The call's one scope, as the ingress makes one for a request. Its deadline is the calling request's,
     // whose signal cancels this call at it (see DeploymentResponse).
-    const scope = new RequestScope('handle', deadline, multiplexedModelId, signal, idempotent, false)
+    const scope = new RequestScope({ origin: 'handle', deadline, multiplexedModelId, callerSignal: signal, idempotent, callerEnforcesDeadline: true })
     return route(replicas, scope, { method, args })
   }
 }

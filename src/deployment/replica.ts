@@ -189,7 +189,7 @@ export class Replica implements ReplicaEndpoint {
     const own = deadlineFrom(requestTimeoutS)
     const deadline = call.deadline === undefined || (own !== undefined && own < call.deadline) ? own : call.deadline
     if (call instanceof RequestScope && call.deadline === deadline) return call
-    return new RequestScope(origin, deadline, call.multiplexedModelId, call.signal, call.idempotent)
+    return new RequestScope({ origin, deadline, multiplexedModelId: call.multiplexedModelId, callerSignal: call.signal, idempotent: call.idempotent })
   }
 
   /** A multiplexed instance's models: the call's is kept loaded while the call runs. Returns the id pinned. */

@@ -5,6 +5,27 @@ import type { ReplicaCall } from './endpoint.js'
 
 type CancelListener = CancelListenerObject | (() => void)
 
+/** What a `RequestScope` is made of. */
+export interface RequestScopeOptions {
+  /** Who made the request: the ingress (an HTTP request) or a handle call. */
+  readonly origin: 'http' | 'handle'
+  /** Epoch milliseconds; past it the scope aborts with a `RequestTimeoutError`. Undefined: no deadline. */
+  readonly deadline?: number | undefined
+  /** The model a multiplexed deployment serves the request with (already checked). */
+  readonly multiplexedModelId?: string | undefined
+  /** The caller's own signal, if it has one; the runtime may instead cancel the scope itself. */
+  readonly callerSignal?: CancelSignal | undefined
+  /** Safe to retry on a fresh replica if this one resets mid-call (Durable Objects). */
+  readonly idempotent?: boolean | undefined
+  /**
+   * The deadline is the caller's own, and the caller's signal already aborts
+   * at it (a handle call made inside a request): then this scope keeps no
+   * timer of its own and its signal is the caller's, so every call the
+   * request made leaves at the same moment, in the request's order.
+   */
+  readonly callerEnforcesDeadline?: boolean | undefined
+}
+
 /**
  * One request (or handle call) as every layer below the ingress sees it:
  * its origin, deadline, multiplexed model id and cancellation signal, made
@@ -28,8 +49,9 @@ type CancelListener = CancelListenerObject | (() => void)
  * replicas, without the DOM event machinery around it, which a signal made
  * for every served request does not need.
  *
- * Whoever makes a scope calls `close()` when the request is answered: that
- * clears its deadline timer and stops listening to the caller's signal.
+ * The scope is closed when the request is answered, by whoever made it or
+ * by `route()`, which takes over the scopes handed to it: `close()` clears
+ * its deadline timer and stops listening to the caller's signal.
  */
 export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   [key: string]: unknown
@@ -40,22 +62,22 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
   private given: CancelSignal | undefined = undefined
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
 
-  constructor(
-    readonly origin: 'http' | 'handle',
-    readonly deadline: number | undefined,
-    readonly multiplexedModelId: string | undefined,
-    /** The caller's own signal, if it has one; the runtime may instead cancel the scope itself. */
-    readonly callerSignal: CancelSignal | undefined,
-    readonly idempotent: boolean = false,
-    /**
-     * False when the deadline is the caller's own and the caller's signal
-     * already aborts at it (a handle call made inside a request): then this
-     * scope keeps no timer of its own and its signal is the caller's, so
-     * every call the request made leaves at the same moment, in the
-     * request's order.
-     */
-    private readonly timesItself: boolean = true,
-  ) {}
+  readonly origin: 'http' | 'handle'
+  readonly deadline: number | undefined
+  readonly multiplexedModelId: string | undefined
+  readonly callerSignal: CancelSignal | undefined
+  readonly idempotent: boolean
+  /** False when the caller enforces the deadline (see `RequestScopeOptions.callerEnforcesDeadline`). */
+  private readonly timesItself: boolean
+
+  constructor(options: RequestScopeOptions) {
+    this.origin = options.origin
+    this.deadline = options.deadline
+    this.multiplexedModelId = options.multiplexedModelId
+    this.callerSignal = options.callerSignal
+    this.idempotent = options.idempotent === true
+    this.timesItself = options.callerEnforcesDeadline !== true
+  }
 
   addEventListener(_type: 'abort', listener: CancelListener): void {
     if (!this.aborted) this.listeners.push(listener)
@@ -171,7 +193,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
  */
 export async function raceTimeout<R>(work: Promise<R>, timeoutMs: number): Promise<R> {
   // 'handle': the replica calls the user's code itself, as a handle call would; no HTTP request is behind it.
-  const scope = new RequestScope('handle', Date.now() + timeoutMs, undefined, undefined)
+  const scope = new RequestScope({ origin: 'handle', deadline: Date.now() + timeoutMs })
   try {
     return await scope.raceDeadline(work)
   } finally {

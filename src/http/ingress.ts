@@ -43,12 +43,12 @@ export function ingress(deployment: Deployment): IngressHandler {
       const readHeader = env?.[headerSource]
       const modelId = readHeader !== undefined ? readHeader.call(env, MODEL_ID_HEADER) : c.req.raw.headers.get(MODEL_ID_HEADER)
       const watch = env?.[watchDisconnect]
-      const scope = new RequestScope(
-        'http',
-        deadlineFrom(requestTimeoutS),
-        modelId === null ? undefined : checkModelId(modelId, `the ${MODEL_ID_HEADER} header`),
-        watch !== undefined ? undefined : c.req.raw.signal,
-      )
+      const scope = new RequestScope({
+        origin: 'http',
+        deadline: deadlineFrom(requestTimeoutS),
+        multiplexedModelId: modelId === null ? undefined : checkModelId(modelId, `the ${MODEL_ID_HEADER} header`),
+        callerSignal: watch !== undefined ? undefined : c.req.raw.signal,
+      })
       watch?.call(env, scope)
       return await route(replicas, scope, c.req.raw)
     } catch (error) {

@@ -303,7 +303,7 @@ describe('Router', () => {
       const router = new Router(options(1, 1))
       router.tryAcquire()
       let outcome: unknown
-      const scope = new RequestScope('http', Date.now() + 100, undefined, undefined)
+      const scope = new RequestScope({ origin: 'http', deadline: Date.now() + 100 })
       void router.acquire(scope.signal).then(
         (r) => (outcome = r),
         (e: unknown) => (outcome = e),

@@ -45,9 +45,9 @@ function replicasOf(numReplicas: number, answer: (replica: number) => void, maxO
 
 /** The two ways into route(), each answered as text: the ingress's Request (GET: no body) and a handle's call. */
 const callers = {
-  'an ingress request': async (set: ReplicaSet, scope = new RequestScope('http', undefined, undefined, undefined)) =>
+  'an ingress request': async (set: ReplicaSet, scope = new RequestScope({ origin: 'http' })) =>
     (await route(set, scope, new Request('http://replica/'))).text(),
-  'a handle call': async (set: ReplicaSet, scope = new RequestScope('handle', undefined, undefined, undefined)) => {
+  'a handle call': async (set: ReplicaSet, scope = new RequestScope({ origin: 'handle' })) => {
     const outcome = await route(set, scope, { method: 'predict', args: [1] })
     return outcome.ok && 'value' in outcome ? String(outcome.value) : 'failed'
   },
@@ -141,7 +141,7 @@ describe.each(Object.entries(callers))('route(): %s sent to a replica that says 
     const { set, sent } = replicasOf(2, () => undefined)
     const gone = new AbortController()
     gone.abort(new RequestCancelledError('the client went away'))
-    const scope = new RequestScope('http', undefined, undefined, gone.signal)
+    const scope = new RequestScope({ origin: 'http', callerSignal: gone.signal })
     await expect(send(set, scope)).rejects.toThrow('the client went away')
     expect(sent).toEqual([])
     expect(set.router.load()).toEqual([0, 0])
@@ -154,7 +154,7 @@ describe('route(): a request with a body', () => {
       throw refusal()
     })
     const request = new Request('http://replica/', { method: 'POST', body: '{"x":1}' })
-    await expect(route(set, new RequestScope('http', undefined, undefined, undefined), request)).rejects.toBeInstanceOf(ReplicaOverloadedError)
+    await expect(route(set, new RequestScope({ origin: 'http' }), request)).rejects.toBeInstanceOf(ReplicaOverloadedError)
     expect(sent).toHaveLength(1)
     expect(set.router.load()).toEqual([0, 0])
   })

@@ -4,7 +4,7 @@ import { raceTimeout, RequestScope } from '../../../src/deployment/request-scope
 
 describe('RequestScope as a cancel signal', () => {
   it('fires its listeners, functions and objects alike, once, with its reason', () => {
-    const source = new RequestScope('http', undefined, undefined, undefined)
+    const source = new RequestScope({ origin: 'http' })
     const heard: string[] = []
     source.addEventListener('abort', () => heard.push('function'))
     source.addEventListener('abort', { handleEvent: () => heard.push('object') })
@@ -17,7 +17,7 @@ describe('RequestScope as a cancel signal', () => {
   })
 
   it('forgets a removed listener, and keeps none added after it fired', () => {
-    const source = new RequestScope('http', undefined, undefined, undefined)
+    const source = new RequestScope({ origin: 'http' })
     let calls = 0
     const listener = () => calls++
     source.addEventListener('abort', listener)
@@ -35,7 +35,7 @@ describe('RequestScope as a cancel signal', () => {
       .mockReturnValueOnce(deadline - 1)
       .mockReturnValue(deadline + 1)
     const timers = vi.spyOn(globalThis, 'setTimeout')
-    const scope = new RequestScope('http', deadline, undefined, undefined)
+    const scope = new RequestScope({ origin: 'http', deadline })
     try {
       void scope.signal
       expect(scope.aborted).toBe(false)
@@ -45,6 +45,34 @@ describe('RequestScope as a cancel signal', () => {
       timers.mockRestore()
       clock.mockRestore()
     }
+  })
+})
+
+describe('RequestScope options', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it("with callerEnforcesDeadline, its signal is the caller's and it keeps no timer of its own", () => {
+    vi.useFakeTimers()
+    const caller = new AbortController()
+    const scope = new RequestScope({ origin: 'handle', deadline: Date.now() + 1000, callerSignal: caller.signal, callerEnforcesDeadline: true })
+    expect(scope.signal).toBe(caller.signal)
+    expect(vi.getTimerCount()).toBe(0)
+    scope.close()
+  })
+
+  it('without it, the scope is its own signal and aborts at the deadline with a RequestTimeoutError', () => {
+    vi.useFakeTimers()
+    const caller = new AbortController()
+    const scope = new RequestScope({ origin: 'handle', deadline: Date.now() + 1000, callerSignal: caller.signal, idempotent: true })
+    expect(scope.signal).toBe(scope)
+    expect(scope.idempotent).toBe(true)
+    vi.advanceTimersByTime(1000)
+    expect(scope.aborted).toBe(true)
+    expect(scope.reason).toBeInstanceOf(RequestTimeoutError)
+    expect(caller.signal.aborted).toBe(false)
+    scope.close()
   })
 })
 

@@ -130,7 +130,7 @@ const headersOf = (response: Response): HeaderList => [...response.headers]
 
 async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: 'fetch' }>): Promise<void> {
   const { id } = message
-  const entry: Live = { scope: new RequestScope('http', message.deadline, message.multiplexedModelId, undefined) }
+  const entry: Live = { scope: new RequestScope({ origin: 'http', deadline: message.deadline, multiplexedModelId: message.multiplexedModelId }) }
   live.set(id, entry)
   try {
     let body: ReadableStream<Uint8Array> | null = null
@@ -211,7 +211,7 @@ function relay(id: number, entry: Live, body: ReadableStream<Uint8Array>): Promi
 
 async function serveInvoke(replica: Replica, message: Extract<ToWorker, { type: 'invoke' }>): Promise<void> {
   const { id } = message
-  const entry: Live = { scope: new RequestScope('handle', message.deadline, message.multiplexedModelId, undefined) }
+  const entry: Live = { scope: new RequestScope({ origin: 'handle', deadline: message.deadline, multiplexedModelId: message.multiplexedModelId }) }
   live.set(id, entry)
   try {
     const outcome = await replica.invoke(message.method, message.args, entry.scope).finally(() => entry.scope.close())
