@@ -189,7 +189,7 @@ type Form = 'function' | 'method'
 const forms: Form[] = ['function', 'method']
 
 interface Unary<T, R> {
-  call(item: T, signal?: AbortSignal): Promise<R | Error>
+  call: (item: T, signal?: AbortSignal) => Promise<R | Error>
   controls: BatchControls<unknown>
 }
 
@@ -213,7 +213,8 @@ function unary<T, R>(form: Form, options: BatchOptions<T>, handler: (items: T[])
 }
 
 interface Streaming<T, R> {
-  call(item: T, signal?: AbortSignal): AsyncIterableIterator<R>
+  /** The call's items, one per step; the stream returns nothing at its end. */
+  call: (item: T, signal?: AbortSignal) => AsyncIterableIterator<R, undefined>
   controls: BatchControls<unknown>
 }
 

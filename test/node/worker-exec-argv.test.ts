@@ -30,6 +30,7 @@ describe('startWorker', () => {
 
   it('rethrows any other error', () => {
     // A relative path is refused before the flags are looked at.
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- Vitest's asymmetric matchers are typed any, to fit anywhere
     expect(() => startWorker('worker.js', { execArgv: ['--max-old-space-size=256'] })).toThrow(expect.objectContaining({ code: 'ERR_WORKER_PATH' }))
   })
 })

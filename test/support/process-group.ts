@@ -7,16 +7,16 @@ export interface GroupChild {
   child: ChildProcess
   /** What `ready` matched in the child's output. */
   match: RegExpMatchArray
-  output(): string
+  output: () => string
   /**
    * Resolves once `pattern` matches the output. What a child logs reaches this
    * process through a pipe (and, for wrangler, through workerd's pipe to
    * wrangler first), so a log line written while a request ran can arrive
    * after that request's answer: a test that reads logs waits for them.
    */
-  waitForOutput(until: RegExp | ((output: string) => boolean), timeoutMs?: number): Promise<string>
+  waitForOutput: (until: RegExp | ((output: string) => boolean), timeoutMs?: number) => Promise<string>
   /** SIGTERM to the whole group, SIGKILL after 5 s. */
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 /**

@@ -17,7 +17,7 @@ export function typeErrorsOf(code: string, options: ts.CompilerOptions): string[
   if (!config) throw new Error('cannot read tsconfig.json')
   const compilerOptions = { ...config.options, ...options, noEmit: true }
   const host = ts.createCompilerHost(compilerOptions)
-  const { getSourceFile, fileExists, readFile } = host
+  const [getSourceFile, fileExists, readFile] = [host.getSourceFile.bind(host), host.fileExists.bind(host), host.readFile.bind(host)]
   host.fileExists = (name) => name === FILE || fileExists(name)
   host.readFile = (name) => (name === FILE ? code : readFile(name))
   host.getSourceFile = (name, version, ...rest) => (name === FILE ? ts.createSourceFile(name, code, version, true) : getSourceFile(name, version, ...rest))

@@ -5,9 +5,9 @@ export interface WranglerDev {
   url: string
   /** The process group wrangler and workerd run in (to read their memory, say). */
   pgid: number
-  output(): string
+  output: GroupChild['output']
   waitForOutput: GroupChild['waitForOutput']
-  stop(): Promise<void>
+  stop: GroupChild['stop']
 }
 
 /**

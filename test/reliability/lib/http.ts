@@ -104,4 +104,7 @@ export function errorOf(answer: Answer): { type: string; message: string } | und
   return undefined
 }
 
+/** The `error.type` of a JSON error body, undefined if it has none. */
+export const errorTypeIn = (body: string): unknown => (JSON.parse(body) as { error?: { type?: unknown } }).error?.type
+
 export const isJson = (answer: Answer) => /^application\/json/i.test(String(answer.headers['content-type'] ?? ''))

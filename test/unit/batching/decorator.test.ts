@@ -25,7 +25,7 @@ describe('@batch decorator (TC39)', () => {
     expect(results).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
     expect(Math.max(...adder.shapes)).toBeLessThanOrEqual(4)
     expect(adder.shapes.reduce((a, b) => a + b, 0)).toBe(9)
-    expectTypeOf(adder.handleBatch).parameters.toEqualTypeOf<[number[]]>()
+    expectTypeOf<BatchAdder['handleBatch']>().parameters.toEqualTypeOf<[number[]]>()
   })
 
   it('keeps one queue per instance and exposes it for metrics', async () => {

@@ -75,7 +75,7 @@ describe('FailedItemsError: a handler names the items that failed', () => {
     gate.resolve()
     const results = await Promise.allSettled(calls)
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled'])
-    expect((results[0] as PromiseRejectedResult).reason.message).toBe('first is bad')
+    expect(((results[0] as PromiseRejectedResult).reason as Error).message).toBe('first is bad')
     expect((results[2] as PromiseFulfilledResult<number>).value).toBe(31)
     expect(runs).toEqual([[10, 20, 30], [30]])
   })
@@ -94,14 +94,14 @@ describe('FailedItemsError: a handler names the items that failed', () => {
     const log = vi.spyOn(console, 'error').mockImplementation(() => {})
     let run = 0
     const f = batch(
-      async (xs: number[]) => {
+      async (_xs: number[]) => {
         if (++run === 1) throw new FailedItemsError([[1, new HTTPError(422, 'bad')]])
         throw new Error('the model crashed')
       },
       { maxBatchSize: 8 },
     )
     const results = await Promise.allSettled([f(1), f(2), f(3)])
-    expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual(['the model crashed', 'bad', 'the model crashed'])
+    expect(results.map((r) => ((r as PromiseRejectedResult).reason as Error).message)).toEqual(['the model crashed', 'bad', 'the model crashed'])
     expect(run).toBe(2)
     // Over HTTP the rest answer 500, and the log says why.
     expect(errorJson((results[0] as PromiseRejectedResult).reason)).toMatchObject({ status: 500, type: 'InternalServerError' })
@@ -138,7 +138,7 @@ describe('FailedItemsError: a handler names the items that failed', () => {
     const results = await Promise.allSettled([f(1), f(2)])
     for (const r of results) {
       expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BatchHandlerError)
-      expect((r as PromiseRejectedResult).reason.message).toMatch(/reported item 5 failed, but its batch has 2 items/)
+      expect(((r as PromiseRejectedResult).reason as Error).message).toMatch(/reported item 5 failed, but its batch has 2 items/)
     }
   })
 

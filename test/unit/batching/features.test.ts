@@ -213,7 +213,7 @@ describe('calls waiting while a batch runs', () => {
     await first
     const [one, nine, two] = await waiting
     expect(nine).toMatchObject({ status: 'rejected', reason: expect.any(ItemTooLargeError) })
-    expect((nine as PromiseRejectedResult).reason.message).toMatch(/size 3 but a batch holds at most 2/)
+    expect(((nine as PromiseRejectedResult).reason as Error).message).toMatch(/size 3 but a batch holds at most 2/)
     expect([one, two]).toEqual([
       { status: 'fulfilled', value: 1 },
       { status: 'fulfilled', value: 2 },
@@ -314,7 +314,7 @@ describe('batchSizeFn', () => {
     const f = batch(async (texts: string[]) => texts, { maxBatchSize: 4, batchSizeFn: (t) => t.length })
     const [big, small] = await Promise.allSettled([f('12345'), f('ok')])
     expect(big).toMatchObject({ status: 'rejected' })
-    const reason = (big as PromiseRejectedResult).reason
+    const reason = (big as PromiseRejectedResult).reason as Error
     expect(reason).toBeInstanceOf(ItemTooLargeError)
     expect(reason.message).toMatch(/size 5 but a batch holds at most 4 \(maxBatchSize\)/)
     expect(small).toEqual({ status: 'fulfilled', value: 'ok' })

@@ -123,7 +123,7 @@ describe('option validation', () => {
     const stream = batch.stream(async function* (xs: number[]) {
       yield xs
     })
-    const iterators = [8, 9].map(stream as (item: number) => AsyncIterableIterator<number>)
+    const iterators = [8, 9].map(stream as (item: number) => AsyncIterableIterator<number, undefined>)
     expect(await Promise.all(iterators.map(async (it) => (await it.next()).value))).toEqual([8, 9])
   })
 })

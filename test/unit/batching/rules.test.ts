@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { BackPressureError, BatchHandlerError, RequestCancelledError, RequestTimeoutError, batch } from '../../../src/index.js'
-import { MAX_BATCHES_PER_TURN, TURN_BUDGET_MS, YIELD_TURNS_MAX } from '../../../src/batching/loop-turn.js'
+import { MAX_BATCHES_PER_TURN, TURN_BUDGET_MS, YIELD_TURNS_MAX } from '../../../src/batching/scheduler.js'
 import { deferred, flushQueue, holdThread, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
 
 /** A batch that holds the thread past the turn's budget, as a model run does: the loop must turn after it. */
@@ -321,7 +321,7 @@ describe('results are matched by position', () => {
     const results = await Promise.allSettled([f(1), f(2), f(3)])
     for (const r of results) {
       expect(r.status).toBe('rejected')
-      const reason = (r as PromiseRejectedResult).reason
+      const reason = (r as PromiseRejectedResult).reason as Error
       expect(reason).toBeInstanceOf(BatchHandlerError)
       expect(reason.message).toContain('returned 2 results for a batch of 3 items')
     }
@@ -341,7 +341,7 @@ describe('results are matched by position', () => {
     })
     const results = await Promise.allSettled([f(1), f(2)])
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
-    expect((results[0] as PromiseRejectedResult).reason.message).toBe('model crashed')
+    expect(((results[0] as PromiseRejectedResult).reason as Error).message).toBe('model crashed')
     await expect(f(3)).resolves.toBe(3)
   })
 })

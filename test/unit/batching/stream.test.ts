@@ -113,7 +113,7 @@ describe('batch.stream', () => {
     const results = await Promise.allSettled([collect(f(1)), collect(f(2))])
     for (const r of results) {
       expect(r.status).toBe('rejected')
-      const reason = (r as PromiseRejectedResult).reason
+      const reason = (r as PromiseRejectedResult).reason as Error
       expect(reason).toBeInstanceOf(BatchHandlerError)
       expect(reason.message).toContain('yielded 3 partials for a batch of 2 items')
     }

@@ -58,7 +58,7 @@ describe('deployment()', () => {
     const bound = d.bind('text-generation', 2)
     expect(bound.args).toEqual(['text-generation', 2])
     expect(d.args).toEqual([])
-    expectTypeOf(d.bind).parameters.toEqualTypeOf<[task: string, size: number]>()
+    expectTypeOf<typeof d.bind>().parameters.toEqualTypeOf<[task: string, size: number]>()
   })
 
   it("fills in Ray's batching_config with the defaults of batch(), and a 1 MiB bound on each request's body", () => {

@@ -84,9 +84,9 @@ describe('replica metrics', () => {
     await Promise.all([1, 2, 3].map((x) => instance.tuned(x)))
     const family = metrics.snapshot().find((f) => f.name === 'edgeserve_batch_size_limit')!
     expect(family.type).toBe('gauge')
-    const byMethod = Object.fromEntries(family.samples.map((s) => [s.labels.method, (s as { value: number }).value]))
-    expect(byMethod.fixed).toBe(4)
-    expect(byMethod.tuned).toBe(instance.tuned.stats().batchSizeLimit)
+    const byMethod = new Map(family.samples.map((s) => [s.labels.method, (s as { value: number }).value]))
+    expect(byMethod.get('fixed')).toBe(4)
+    expect(byMethod.get('tuned')).toBe(instance.tuned.stats().batchSizeLimit)
   })
 
   it('logs the adaptive limit when it moves by more than a factor of two since last logged', () => {

