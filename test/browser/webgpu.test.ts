@@ -120,7 +120,7 @@ describe('edgeserve/onnx in Chromium: WebGPU and WASM', () => {
   /** Paths the server had nothing for: a page asking for a file ORT needs shows up here. */
   let misses: string[] = []
   /** Node's own result for the same model and inputs (src/onnx/node.ts). */
-  let nodeOutputs: number[][] = []
+  const nodeOutputs: number[][] = []
 
   beforeAll(async () => {
     requireChromium()

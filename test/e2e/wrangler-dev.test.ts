@@ -1,4 +1,5 @@
 /** `npm run dev`'s server, for real: wrangler dev on a loopback port serving the demo app. */
+import { stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RawConnection } from '../support/raw-connection.js'
 import { startWranglerDev, type WranglerDev } from '../support/wrangler-dev.js'
@@ -92,10 +93,7 @@ describe('the demo app under wrangler dev', () => {
       connection.close()
     }
     // workerd logs "✘ [ERROR] Uncaught Error: Network connection lost." when its pump of a body into an object breaks.
-    const lines = dev
-      .output()
-      .replace(/\x1b\[[0-9;]*m/g, '')
-      .split('\n')
+    const lines = stripVTControlCharacters(dev.output()).split('\n')
     expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
 

@@ -6,9 +6,11 @@
  * balancers), so a connection dropped after an early answer loses a real
  * user's next request. Nothing here retries or reconnects.
  */
+import { stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RawConnection } from '../support/raw-connection.js'
 import { REJECTIONS, SIZES, WRONG_RPC_TOKEN, randomSize, sendPairs, type Rejection } from './lib/keep-alive.js'
+import { errorTypeIn } from './lib/http.js'
 import { Prng } from './lib/prng.js'
 import { Recorder } from './lib/record.js'
 import { startNode, startWranglerDev, type NodeServer, type WranglerDev } from './lib/servers.js'
@@ -75,7 +77,7 @@ describe('keep-alive on Node', () => {
       const sending = connection.send(ocrUpload(size), size)
       const refused = await connection.next()
       nodeRecorder.answer({ status: refused.status, headers: refused.headers, body: Buffer.from(refused.body), text: refused.body, ms: 0 })
-      expect([refused.status, refused.headers.connection, JSON.parse(refused.body).error.type], `${size} B`).toEqual([415, 'close', 'HTTPError'])
+      expect([refused.status, refused.headers.connection, errorTypeIn(refused.body)], `${size} B`).toEqual([415, 'close', 'HTTPError'])
       // No reset while the client writes: a client that reads only after writing still gets its answer.
       await sending
       ends.push(`${size} B: ${await connection.ended()}`)
@@ -104,7 +106,7 @@ describe('keep-alive through wrangler dev', () => {
     const refused = await connection.next(30_000)
     await sending
     workersRecorder.answer({ status: refused.status, headers: refused.headers, body: Buffer.from(refused.body), text: refused.body, ms: 0 })
-    expect([refused.status, JSON.parse(refused.body).error.type]).toEqual([415, 'HTTPError'])
+    expect([refused.status, errorTypeIn(refused.body)]).toEqual([415, 'HTTPError'])
     await connection.write('GET /adder?number=41 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     expect((await connection.next()).body).toBe('42')
     connection.close()
@@ -113,10 +115,7 @@ describe('keep-alive through wrangler dev', () => {
 
   it('no early answer makes workerd log an error (a body forwarded to a Durable Object that answered without reading it)', () => {
     // workerd logs "✘ [ERROR] Uncaught Error: Network connection lost." when its pump of a body into an object breaks.
-    const lines = dev
-      .output()
-      .replace(/\x1b\[[0-9;]*m/g, '')
-      .split('\n')
+    const lines = stripVTControlCharacters(dev.output()).split('\n')
     expect(lines.filter((line) => /\[ERROR\]|Uncaught|Network connection lost/.test(line))).toEqual([])
   })
 })

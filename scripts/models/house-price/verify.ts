@@ -40,7 +40,7 @@ for (const batch of [1, 32]) {
   const expected = predict(params, x, batch)
   const result = await session.run({ [INPUT_NAME]: new ort.Tensor('float32', x, [batch, NUM_FEATURES]) })
   const out = outputTensor(result, OUTPUT_NAME)
-  if (out.dims.join(',') !== `${batch},1`) throw new Error(`unexpected output dims ${out.dims}`)
+  if (out.dims.join(',') !== `${batch},1`) throw new Error(`unexpected output dims ${out.dims.join(',')}`)
   const got = out.data as Float32Array
   let maxDiff = 0
   for (let i = 0; i < batch; i++) maxDiff = Math.max(maxDiff, Math.abs(got[i]! - expected[i]!))

@@ -116,7 +116,7 @@ export class Recorder {
 }
 
 export function loadSections(): SectionFigures[] {
-  let names: string[] = []
+  let names: string[]
   try {
     names = readdirSync(SECTIONS_DIR).filter((n) => n.endsWith('.json'))
   } catch {

@@ -132,7 +132,7 @@ export function renderFigures(latest: Latest): string {
       '',
       '### Bad input',
       '',
-      `Seed ${f.seed}: ${fmt(Number(f.malformed))} malformed and ${fmt(Number(f.good))} good requests interleaved, concurrency ${bad.concurrency}, ${(bad.durationMs / 1000).toFixed(1)} s.`,
+      `Seed ${f.seed as number}: ${fmt(Number(f.malformed))} malformed and ${fmt(Number(f.good))} good requests interleaved, concurrency ${bad.concurrency}, ${(bad.durationMs / 1000).toFixed(1)} s.`,
       '',
     )
     lines.push('| route | malformed | good |', '| --- | ---: | ---: |')
@@ -142,7 +142,7 @@ export function renderFigures(latest: Latest): string {
     for (const [kind, t] of Object.entries(f.malformedByKind as Record<string, Record<string, number>>).sort()) lines.push(`| ${kind} | ${tally(t)} |`)
     lines.push(
       '',
-      `- 20 MB bodies: ${f.twentyMegabyteBodies} × 413.`,
+      `- 20 MB bodies: ${f.twentyMegabyteBodies as number} × 413.`,
       `- A request line over 16 KiB: ${json(f.oversizedRequestLine)}.`,
       `- Malformed request heads: ${json(f.malformedHeads)}.`,
     )
@@ -164,7 +164,7 @@ export function renderFigures(latest: Latest): string {
     lines.push(`- **${label}**, one connection each: sizes 0 B to 1 MiB × every refusal: ${run('sweep')}; 1,000 seeded pairs: ${run('thousandPairs')}.`)
     if (f.pastTheDrainLimit) lines.push(`  Past 1 MiB (Connection: close), how each connection ended: ${json(f.pastTheDrainLimit)}.`)
     if (f.twentyMegabytesThenAGoodRequest)
-      lines.push(`  A 20 MB body refused early, then a good request on the same connection: ${f.twentyMegabytesThenAGoodRequest}.`)
+      lines.push(`  A 20 MB body refused early, then a good request on the same connection: ${f.twentyMegabytesThenAGoodRequest as string}.`)
   }
   lines.push('', '### Security', '')
   for (const name of ['6-security-node', '6-security-do-rpc', '6-security-workers']) {

@@ -288,7 +288,7 @@ describe('loadModel() with instances on Node', () => {
     )
     const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=edgeserve-source', script], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk))
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     const code = await new Promise<number | null | 'hung'>((resolve) => {
       const timer = setTimeout(() => resolve('hung'), 20_000)
       child.once('exit', (c) => {

@@ -46,7 +46,7 @@ describe('stack() checks each item against the shape', () => {
   it('refuses a number the tensor cannot hold as it is, which a typed array would quietly change', () => {
     const full = (value: number) => [value, ...row(7)]
     // JSON's 1e400 parses to Infinity, and 1e39 is finite but past float32's range: either would reach the model as Infinity.
-    expect(itemErrors(() => stack([full(1e400), full(-1e39), full(3e38), full(Number.NaN)], [8]))).toEqual({
+    expect(itemErrors(() => stack([full(JSON.parse('1e400') as number), full(-1e39), full(3e38), full(Number.NaN)], [8]))).toEqual({
       0: [422, 'item has a value that float32 cannot hold at [0] (received Infinity); shape [8] needs 8 numbers'],
       1: [422, 'item has a value that float32 cannot hold at [0] (received -1e+39); shape [8] needs 8 numbers'],
     })

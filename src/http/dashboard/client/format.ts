@@ -60,6 +60,8 @@ export function axisSeconds(value: number): string {
 /** An option's value as text; JSON has no Infinity, so the server may already have said it in words. */
 export function formatOption(value: unknown): string {
   if (value === null || value === undefined) return DASH
-  if (typeof value === 'object') return JSON.stringify(value)
-  return String(value)
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  // An object or a list: the rest of what JSON holds.
+  return JSON.stringify(value)
 }
