@@ -10,8 +10,8 @@ import {
   type LegacyDecoratorCall,
 } from './decorator.js'
 import { formatReceived, getValidOptions, type BatchOptions } from './options.js'
-import { BatchQueue, type BatchRunner, type CallOptions } from './queue.js'
-import type { BatchHandler, BatchInfo } from './calls.js'
+import { BatchQueue, type CallOptions } from './queue.js'
+import type { BatchHandler, BatchInfo, BatchRunner } from './calls.js'
 import { StreamChannel, StreamEntry, streamRunner, type StreamBatchHandler } from './stream.js'
 
 // The types of what batch() returns, for modules that import them from here.

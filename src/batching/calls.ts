@@ -6,8 +6,9 @@ import type { ResolvedBatchOptions } from './options.js'
 
 /*
  * The calls a batch queue holds: one call (`Entry`), the batch of calls it
- * runs in (`Batch`), and how a promise handler runs a batch
- * (`promiseRunner`). The API that makes batched functions is `batch.ts`.
+ * runs in (`Batch`), the calls of one key waiting in their batches
+ * (`Bucket`), and how a promise handler runs a batch (`promiseRunner`). The
+ * API that makes batched functions is `batch.ts`.
  */
 
 /** What the queue tells the handler about the batch it is running. */
@@ -28,14 +29,8 @@ export type BatchHandler<T, R> = (items: T[], info: BatchInfo) => Promise<Readon
 /** How a call ends: with its result, or with the error that ends it. */
 export type Settlement<R> = { ok: true; value: R } | { ok: false; error: unknown }
 
-/** Which calls a batch gathers: those of one `batchKey` and one multiplexed model id, and their key's limit. */
-export interface BatchPlace {
-  /** Undefined for calls with neither a batchKey nor a model id. */
-  readonly id: string | undefined
-  readonly key: string | undefined
-  readonly modelId: string | undefined
-  readonly limit: BatchSizeLimit
-}
+/** Runs one batch; resolves when it is done with every entry. */
+export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
 
 /** The queue a batch belongs to, as its batches, their calls and their runners see it. */
 export interface BatchQueueOf<T, R> {
@@ -130,7 +125,7 @@ export class Batch<T, R> implements BatchInfo {
   constructor(
     readonly queue: BatchQueueOf<T, R>,
     /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
-    readonly place: BatchPlace,
+    readonly place: Bucket<T, R>,
     /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
     readonly sequence: number,
     /** The call that begins it, if any. */
@@ -218,6 +213,42 @@ export class Batch<T, R> implements BatchInfo {
         return entry !== undefined && !entry.settled
       },
     }
+  }
+}
+
+/**
+ * The calls of one key that wait (a batchKey, a multiplexed model id, both,
+ * or neither), in the batches they will run in, oldest first, with the
+ * key's limit. A call joins the newest batch unless it would overflow it.
+ */
+export class Bucket<T, R> {
+  readonly batches: Batch<T, R>[] = []
+
+  constructor(
+    /** Its key in the queue's Map of buckets; undefined for calls with neither a batchKey nor a model id. */
+    readonly id: string | undefined,
+    readonly key: string | undefined,
+    readonly modelId: string | undefined,
+    /** How large its next batch may be: its key's limit (see limits.ts). */
+    readonly limit: BatchSizeLimit,
+  ) {}
+
+  /**
+   * Whether its waiting batches hold `limit` units between them (by default
+   * its key's limit), enough for a full batch: the oldest takes calls from
+   * the ones behind it when it starts.
+   */
+  holdsFullBatch(limit = this.limit.batchSizeLimit): boolean {
+    let units = 0
+    for (const batch of this.batches) if ((units += batch.units) >= limit) return true
+    return false
+  }
+
+  /** Calls waiting in it. */
+  get waiting(): number {
+    let calls = 0
+    for (const batch of this.batches) calls += batch.live
+    return calls
   }
 }
 

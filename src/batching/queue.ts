@@ -1,14 +1,13 @@
 import type { CancelSignal } from './cancel-signal.js'
 import { checkCallOptions } from './call-options.js'
 import { BackPressureError, cancellation, ItemTooLargeError, RequestCancelledError, RequestTimeoutError } from '../errors.js'
-import { requestContext, type AmbientContext } from './context.js'
-import { Batch, Entry, type BatchPlace, type BatchQueueOf } from './calls.js'
-import { failUnsettled } from './item-errors.js'
+import { requestContext } from './context.js'
+import { Batch, Bucket, Entry, type BatchQueueOf, type BatchRunner } from './calls.js'
 import type { Clock, CostPoint } from './adaptive.js'
 import { AdaptiveLimits } from './adaptive-limits.js'
-import { FixedBatchSize, type BatchSizeLimit, type BatchSizeLimits, type LimitKey } from './limits.js'
+import { FixedBatchSize, type BatchSizeLimits, type LimitKey } from './limits.js'
 import { DeadlineTimer } from './deadlines.js'
-import { mayStartAfterLoopTurn, mayStartBeforeLoopTurns, noteBatchStarted, waitForLoopTurn } from './loop-turn.js'
+import { Scheduler, type QueueObserver, type WaitingCalls } from './scheduler.js'
 import { host } from '#batching-host'
 import type { RequestIo } from './host.js'
 import { formatReceived, getValidPositiveInteger, getValidSeconds, type CallContext, type ResolvedBatchOptions } from './options.js'
@@ -42,65 +41,8 @@ export interface BatchStats {
   batchSizeLimit: number
 }
 
-/** A batch as its observer sees it: its calls, and when it started. */
-export interface ObservedBatch {
-  /** Each call's `batchSizeFn` units, and when it was admitted (performance.now(); 0 if before the observer was attached). */
-  readonly entries: readonly { readonly size: number; readonly enqueuedAt: number }[]
-  /** performance.now() when the batch started. */
-  readonly startedAt: number
-}
-
-/**
- * Watches a queue for metrics and logs. Calls are synchronous and cheap to
- * skip: without an observer the queue does no timing at all.
- */
-export interface QueueObserver {
-  /** A batch started: each of its calls waited from its `enqueuedAt` to the batch's `startedAt`. */
-  batchStarted(batch: ObservedBatch): void
-  /** Every call of the batch has its answer, at `now` (performance.now()). */
-  batchFinished(batch: ObservedBatch, now: number): void
-  /** With `adaptive`: the batch size it chose (for the calls of `key`, with a batchKey or model id) moved from `from` to `to`. */
-  limitChanged?(from: number, to: number, key: string | undefined): void
-}
-
-/** Runs one batch; resolves when it is done with every entry. */
-export type BatchRunner<T, R> = (batch: Batch<T, R>) => Promise<void>
-
-/**
- * Calls that may share a batch: one bucket per batch key (and model id),
- * holding the batches waiting for that key, oldest first. A call joins the
- * newest one unless it would overflow it.
- */
-class Bucket<T, R> implements BatchPlace {
-  readonly batches: Batch<T, R>[] = []
-
-  constructor(
-    /** Its key in the queue's Map: see bucketKey(). */
-    readonly id: string | undefined,
-    readonly key: string | undefined,
-    readonly modelId: string | undefined,
-    /** How large its next batch may be: its key's limit (see limits.ts). */
-    readonly limit: BatchSizeLimit,
-  ) {}
-
-  /**
-   * Whether its waiting batches hold `limit` units between them (by default
-   * its key's limit), enough for a full batch: the oldest takes calls from
-   * the ones behind it when it starts (see shapeHead()).
-   */
-  holdsFullBatch(limit = this.limit.batchSizeLimit): boolean {
-    let units = 0
-    for (const batch of this.batches) if ((units += batch.units) >= limit) return true
-    return false
-  }
-
-  /** Calls waiting in it. */
-  get waiting(): number {
-    let calls = 0
-    for (const batch of this.batches) calls += batch.live
-    return calls
-  }
-}
+// The observer's types, for modules that import them from here.
+export type { ObservedBatch, QueueObserver } from './scheduler.js'
 
 /**
  * The Map key of the bucket for a batchKey and a multiplexed model id. Model
@@ -112,10 +54,6 @@ function bucketKey(key: string | undefined, modelId: string | undefined): string
   if (modelId !== undefined) return `\u0000${modelId}\u0000${key ?? ''}`
   return key !== undefined && (key.startsWith('\u0000') || key.startsWith('\u0001')) ? `\u0001${key}` : key
 }
-
-const resolved = Promise.resolve()
-/** The context of a batch whose calls name no model. */
-const NO_MODEL: AmbientContext = Object.freeze({ origin: 'batch' })
 
 /**
  * The batch queue: gathers single calls and hands them to a runner in
@@ -133,53 +71,19 @@ const NO_MODEL: AmbientContext = Object.freeze({ origin: 'batch' })
  * - Calls with different `batchKey`s never share a batch.
  * - Every admitted call settles exactly once.
  *
- * Scheduling is one `pump()` that asks "may a batch start now?", triggered
- * by arrivals (one macrotask per burst, so calls that arrive in the same
- * round of I/O share a batch), by finished batches and by the one wait
- * timer, or, with `strideS`, only by the stride ticker.
+ * When a batch starts, its Scheduler decides (scheduler.ts); how large it
+ * may be, its limits (limits.ts).
  */
-export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
-  private readonly buckets = new Map<string | undefined, Bucket<T, R>>()
+export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> {
+  readonly buckets = new Map<string | undefined, Bucket<T, R>>()
   /** The bucket of calls without a key, kept while idle. */
-  private readonly unkeyed: Bucket<T, R>
-  private queued = 0
+  readonly unkeyed: Bucket<T, R>
+  /** Calls waiting to be batched. */
+  queued = 0
   /** Batches begun so far: orders buckets by the age of their oldest waiting batch. */
   private batchesBegun = 0
-  private inFlight = 0
-  private batchesRun = 0
+  /** Calls handed to the handler so far. */
   private itemsRun = 0
-  private pumpScheduled = false
-  /** The pump, as the event loop runs it once it has turned. */
-  private readonly pumpAfterTurn = (): void => {
-    this.pumpScheduled = false
-    if (mayStartAfterLoopTurn()) return this.pump()
-    // The turn is already old, or batches held the thread: wait for the loop again.
-    this.pumpScheduled = true
-    waitForLoopTurn(this.pumpAfterTurn)
-  }
-  /** A full batch's start is scheduled on a promise job: no other start is needed until it runs. */
-  private fullPumpScheduled = false
-  /**
-   * The pump as a promise job runs it for a full batch, and as the stride's
-   * ticker runs it. Made once here: a closure made inside schedule() would
-   * make every call of schedule() allocate (it runs for every admitted call),
-   * which cost the engine bench some 5% of its calls per second.
-   */
-  private readonly pumpFull = (): void => {
-    this.fullPumpScheduled = false
-    this.pump()
-  }
-  private readonly pumpOnTick = (): void => this.pump()
-  /**
-   * The batch being formed: when its wait began (a slot was free for it and
-   * it was not full), the wait it began with, and with a fixed size the
-   * limit it began with. As in Ray Serve, setMaxBatchSize and
-   * setBatchWaitTimeoutS apply from the next batch to form; the one forming
-   * keeps what it started with (see BatchSizeLimits.heldWhileForming).
-   */
-  private forming: { since: number; waitMs: number; heldLimit: number | undefined } | undefined = undefined
-  private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
-  private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
   private readonly deadlines = new DeadlineTimer<Entry<T, R>>((entry) => entry.leave(new RequestTimeoutError()))
   /**
    * On Workers, while the queue is busy with calls that no deployment made:
@@ -192,11 +96,12 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   observer: QueueObserver | undefined = undefined
   /** How large each key's next batch may be: maxBatchSize, or with `adaptive` what each key learned. */
   readonly limits: BatchSizeLimits
+  private readonly scheduler: Scheduler<T, R>
 
   /** `clock`: what times batches for `adaptive` (tests drive it); performance.now() by default. */
   constructor(
     readonly options: ResolvedBatchOptions<T>,
-    private readonly runner: BatchRunner<T, R>,
+    runner: BatchRunner<T, R>,
     clock?: Clock,
     /** Whether that clock stands still while code runs (by default, on Workers): then `adaptive` allows maxBatchSize. */
     clockStandsStill?: boolean,
@@ -204,6 +109,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     const { adaptive } = options
     this.limits = adaptive === false ? new FixedBatchSize(options) : new AdaptiveLimits(options, adaptive.latencyTargetMs, this, clock, clockStandsStill)
     this.unkeyed = this.bucketFor(undefined, undefined)
+    this.scheduler = new Scheduler(this, runner)
   }
 
   /** Admit one call, or refuse it at once with the reason it cannot wait. */
@@ -212,7 +118,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
     // What the call does not say, the request it is made for does (see AmbientContext).
     const ambient = requestContext.getStore()
     // A deployment's calls share their Durable Object's I/O; others must share the first call's.
-    if (this.queued === 0 && this.inFlight === 0) this.io = ambient === undefined ? host.currentIo() : undefined
+    if (this.queued === 0 && this.scheduler.inFlight === 0) this.io = ambient === undefined ? host.currentIo() : undefined
     else if (this.io !== undefined && ambient === undefined) {
       const refusal = this.io.refusal()
       if (refusal !== undefined) return entry.settle({ ok: false, error: refusal })
@@ -262,7 +168,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       newest.add(entry)
     }
     this.queued++
-    this.schedule(bucket)
+    this.scheduler.schedule(bucket)
   }
 
   private sizeOf(item: T, batchSizeFn: (item: T) => number): number {
@@ -315,7 +221,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
    */
   detach(entry: Entry<T, R>, batch: Batch<T, R>): void {
     if (!batch.running) this.leaveWaitingBatch(entry, batch)
-    else if (++batch.gone === batch.entries.length) this.release(batch)
+    else if (++batch.gone === batch.entries.length) this.scheduler.release(batch)
     if (this.deadlines.watched.size > 0) this.deadlines.forget(entry)
     entry.signal?.removeEventListener('abort', entry)
   }
@@ -323,8 +229,8 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   private leaveWaitingBatch(entry: Entry<T, R>, batch: Batch<T, R>): void {
     batch.gone++
     batch.units -= entry.size
-    if (batch.live === 0) this.unlink(batch.place as Bucket<T, R>, batch)
-    if (--this.queued === 0) this.stopForming()
+    if (batch.live === 0) this.unlink(batch.place, batch)
+    if (--this.queued === 0) this.scheduler.stopForming()
   }
 
   /** Take a waiting batch out of its bucket (once); a keyed bucket left empty goes, so keys seen once do not pile up. */
@@ -338,12 +244,13 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   }
 
   stats(): BatchStats {
+    const { batchesRun, inFlight } = this.scheduler
     return {
       queueLength: this.queued,
-      batchesRun: this.batchesRun,
+      batchesRun,
       itemsRun: this.itemsRun,
-      meanBatchSize: this.batchesRun === 0 ? 0 : this.itemsRun / this.batchesRun,
-      batchesInFlight: this.inFlight,
+      meanBatchSize: batchesRun === 0 ? 0 : this.itemsRun / batchesRun,
+      batchesInFlight: inFlight,
       batchSizeLimit: this.limits.batchSizeLimit,
     }
   }
@@ -359,177 +266,47 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
   setMaxBatchSize(value: unknown): void {
     this.options.maxBatchSize = getValidPositiveInteger('maxBatchSize', value)
     this.limits.maxBatchSizeChanged()
-    this.schedule()
+    this.scheduler.schedule()
   }
 
   setBatchWaitTimeoutS(value: unknown): void {
     this.options.batchWaitTimeoutS = getValidSeconds('batchWaitTimeoutS', value)
-    this.schedule()
+    this.scheduler.schedule()
   }
 
   setMaxConcurrentBatches(value: unknown): void {
     this.options.maxConcurrentBatches = getValidPositiveInteger('maxConcurrentBatches', value)
-    this.schedule()
-  }
-
-  // --- scheduling -----------------------------------------------------------
-
-  /**
-   * Something changed (a call joined `bucket`, a batch ended, a setting
-   * changed): schedule a start if one may happen. Nothing can start while
-   * every concurrency slot is taken or a start is already scheduled: the
-   * batch that frees a slot schedules again, so a wait starts when a slot
-   * frees, not before.
-   */
-  private schedule(bucket?: Bucket<T, R>): void {
-    if (this.inFlight >= this.options.maxConcurrentBatches || this.fullPumpScheduled) return
-    // Under strideS, batches start only on the stride's ticks.
-    if (this.options.strideS > 0) {
-      this.strideTimer ??= setInterval(this.pumpOnTick, this.options.strideS * 1000)
-      return
-    }
-    // A call's arrival can only have filled its own bucket.
-    const full = bucket !== undefined ? bucket.holdsFullBatch(this.forming?.heldLimit) : this.anyBucketFull()
-    // A full batch has nothing to wait for: start it on a microtask, unless
-    // batches have held the thread long enough since the event loop last
-    // turned (see loop-turn.ts). A partial one waits for the end of this round
-    // of I/O, so that requests that arrived together share it.
-    if (full && mayStartBeforeLoopTurns()) {
-      this.fullPumpScheduled = true
-      // A promise job rather than queueMicrotask(), which on Node also makes an
-      // async resource for every batch.
-      void resolved.then(this.pumpFull)
-      return
-    }
-    if (this.pumpScheduled) return
-    this.pumpScheduled = true
-    waitForLoopTurn(this.pumpAfterTurn)
-  }
-
-  /** Whether any bucket holds a full batch (by the limit a forming batch holds, else by its key's). */
-  private anyBucketFull(): boolean {
-    for (const bucket of this.buckets.values()) if (bucket.holdsFullBatch(this.forming?.heldLimit)) return true
-    return false
-  }
-
-  private pump(): void {
-    const { allowSmallBatch } = this.options
-    while (this.inFlight < this.options.maxConcurrentBatches && this.queued > 0) {
-      // Without batch keys or model ids there is one bucket to choose from.
-      const bucket = this.buckets.size === 1 ? this.unkeyed : this.nextBucket()
-      // The most units its next batch may hold: the forming batch's own, else its key's limit.
-      const limit = this.forming?.heldLimit ?? bucket.limit.batchSizeLimit
-      if (!bucket.holdsFullBatch(limit) && (!allowSmallBatch || this.options.batchWaitTimeoutS > 0 || this.forming)) {
-        // A partial batch with a free slot: it forms from now, with the
-        // settings in force now.
-        const now = Date.now()
-        const forming = (this.forming ??= {
-          since: now,
-          waitMs: this.options.batchWaitTimeoutS * 1000,
-          heldLimit: this.limits.heldWhileForming ? limit : undefined,
-        })
-        if (!allowSmallBatch) break
-        const due = forming.since + forming.waitMs
-        if (now < due) {
-          // Under strideS the next tick looks again; otherwise one timer.
-          if (this.options.strideS === 0 && this.waitTimer === undefined) {
-            this.waitTimer = setTimeout(() => {
-              this.waitTimer = undefined
-              this.pump()
-            }, due - now)
-          }
-          break
-        }
-      }
-      this.dispatch(bucket, limit)
-    }
-    if (this.queued === 0 && this.strideTimer !== undefined) {
-      clearInterval(this.strideTimer)
-      this.strideTimer = undefined
-    }
-  }
-
-  /** Full buckets first: a full batch starts at once. Among equals, the one whose oldest batch was begun first. */
-  private nextBucket(): Bucket<T, R> {
-    let best: Bucket<T, R> | undefined
-    let bestFull = false
-    for (const bucket of this.buckets.values()) {
-      if (bucket.batches.length === 0) continue
-      const full = bucket.holdsFullBatch(this.forming?.heldLimit)
-      if (!best || (full && !bestFull) || (full === bestFull && bucket.batches[0]!.sequence < best.batches[0]!.sequence)) {
-        best = bucket
-        bestFull = full
-      }
-    }
-    return best!
-  }
-
-  private stopForming(): void {
-    this.forming = undefined
-    if (this.waitTimer !== undefined) {
-      clearTimeout(this.waitTimer)
-      this.waitTimer = undefined
-    }
-  }
-
-  /** Start the oldest batch of a bucket, made to hold at most `limit` units. */
-  private dispatch(bucket: Bucket<T, R>, limit: number): void {
-    if (this.forming !== undefined) this.stopForming()
-    const batch = this.shapeHead(bucket, limit)
-    if (batch.live === 0) return
-    batch.running = true
-    this.queued -= batch.live
-    this.itemsRun += batch.live
-    this.inFlight++
-    this.batchesRun++
-    noteBatchStarted()
-    this.limits.batchStarted?.(batch)
-    if (this.observer !== undefined) {
-      batch.startedAt = performance.now()
-      this.observer.batchStarted(batch)
-    }
-    // A batch serves many calls, so its handler runs in the batch's own
-    // context (its model id, if any), never in the context of whichever
-    // request's code happened to start it.
-    const modelId = batch.place.modelId
-    const context = modelId === undefined ? NO_MODEL : { origin: 'batch' as const, multiplexedModelId: modelId }
-    requestContext.run(context, this.runner, batch).then(
-      () => this.finish(batch, undefined),
-      (error: unknown) => this.finish(batch, error),
-    )
-  }
-
-  /** A batch's run has ended: every call it holds settles, and its slot is given back. */
-  private finish(batch: Batch<T, R>, failure: unknown): void {
-    // A runner must settle every entry; if it did not, fail the rest here so
-    // that every admitted call still settles exactly once.
-    if (batch.live > 0) failUnsettled(batch.entries, failure ?? new Error('the batch ended without a result for this item'))
-    this.release(batch)
+    this.scheduler.schedule()
   }
 
   /**
-   * The bucket's oldest batch, out of the bucket and ready to run. Usually
-   * it is taken as it is. It is reshaped only when calls left it while
-   * queued (they are dropped, and later calls fill the room), or when
-   * maxBatchSize changed while it waited (it gives its overflow back, or
-   * takes calls from the batch behind it).
+   * The bucket's oldest batch, out of the queue to run, or undefined if
+   * none of its calls waits any more. Usually it is taken as it is. It is
+   * reshaped only when calls left it while queued (they are dropped, and
+   * later calls fill the room), or when maxBatchSize changed while it waited
+   * (it gives its overflow back, or takes calls from the batch behind it).
    */
-  private shapeHead(bucket: Bucket<T, R>, limit: number): Batch<T, R> {
-    const batch = bucket.batches[0]!
+  takeOldest(bucket: Bucket<T, R>, limit: number): Batch<T, R> | undefined {
+    let batch = bucket.batches[0]!
     if (batch.gone > 0) batch.compact()
     if (batch.units > limit) {
       // Larger than a batch may now be: the front part runs, the rest waits.
-      const front = new Batch<T, R>(this, batch.place, batch.sequence)
+      const front = new Batch<T, R>(this, bucket, batch.sequence)
       this.move(batch, front, limit)
       if (batch.live === 0) this.unlink(bucket, batch)
-      return front
+      batch = front
+    } else {
+      this.unlink(bucket, batch)
+      for (let next = bucket.batches[0]; next !== undefined && batch.units < limit; next = bucket.batches[0]) {
+        const moved = this.move(next, batch, limit - batch.units)
+        if (next.live === 0) this.unlink(bucket, next)
+        if (moved === 0) break
+      }
     }
-    this.unlink(bucket, batch)
-    for (let next = bucket.batches[0]; next !== undefined && batch.units < limit; next = bucket.batches[0]) {
-      const moved = this.move(next, batch, limit - batch.units)
-      if (next.live === 0) this.unlink(bucket, next)
-      if (moved === 0) break
-    }
+    if (batch.live === 0) return undefined
+    batch.running = true
+    this.queued -= batch.live
+    this.itemsRun += batch.live
     return batch
   }
 
@@ -582,20 +359,9 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R> {
       // Joining a running batch (continuous batching): they leave the queue.
       this.queued -= moved
       this.itemsRun += moved
-      if (this.queued === 0) this.stopForming()
+      if (this.queued === 0) this.scheduler.stopForming()
     }
     return moved
-  }
-
-  /** Give a running batch's concurrency slot back (once): none of its callers waits any more. */
-  private release(batch: Batch<T, R>): void {
-    if (batch.released) return
-    batch.released = true
-    // A batch is done for its callers once the last of them has its answer.
-    if (this.observer !== undefined && batch.startedAt > 0) this.observer.batchFinished(batch, performance.now())
-    this.inFlight--
-    this.limits.batchEnded?.(batch)
-    if (this.queued > 0) this.schedule()
   }
 }
 

@@ -1,4 +1,4 @@
-import { macrotask } from './loop-turn.js'
+import { macrotask } from './scheduler.js'
 
 /**
  * Let the event loop run: timers, I/O, new requests.

@@ -1,4 +1,4 @@
-import { YIELD_TURNS_MAX } from '../../src/batching/loop-turn.js'
+import { YIELD_TURNS_MAX } from '../../src/batching/scheduler.js'
 
 /** A promise with its resolve and reject exposed, to hold a handler mid-batch. */
 export interface Deferred<T> {
@@ -25,7 +25,7 @@ export async function flushMicrotasks(rounds = 10): Promise<void> {
 /**
  * Let the event loop turn until the batch queues owe it no turns: after a
  * batch that held the thread they wait up to YIELD_TURNS_MAX turns before the
- * next one starts (see loop-turn.ts), and a test that follows one must not
+ * next one starts (see scheduler.ts), and a test that follows one must not
  * inherit that wait.
  */
 export async function settleLoopTurns(): Promise<void> {

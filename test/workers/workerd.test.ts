@@ -11,7 +11,7 @@ import { closedLoop, deploymentMetric, replicasNow } from '../support/autoscalin
 import { waitFor } from '../support/wait-for.js'
 import { deferred } from '../support/deferred.js'
 import { describeMultiplexing } from '../support/multiplexing-suite.js'
-import { MAX_BATCHES_PER_TURN } from '../../src/batching/loop-turn.js'
+import { MAX_BATCHES_PER_TURN } from '../../src/batching/scheduler.js'
 
 const worker = workerForTests(new URL('./wrangler.toml', import.meta.url))
 
