@@ -73,6 +73,7 @@ export class DeploymentResponse<R> implements PromiseLike<R>, AsyncIterable<Stre
         },
         (error: unknown) => {
           clearTimeout(timer)
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the call's own rejection, passed on as it is
           reject(error)
         },
       )
@@ -234,6 +235,6 @@ function checkModelIdOption(value: unknown): string {
   try {
     return checkModelId(value, 'multiplexedModelId')
   } catch (error) {
-    throw new TypeError(`handle.options(): ${(error as Error).message}`)
+    throw new TypeError(`handle.options(): ${(error as Error).message}`, { cause: error })
   }
 }

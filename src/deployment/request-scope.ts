@@ -177,6 +177,7 @@ export class RequestScope implements RequestContext, ReplicaCall, CancelSignal {
         },
         (error: unknown) => {
           done()
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on as it is
           reject(error)
         },
       )

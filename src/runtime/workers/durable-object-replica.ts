@@ -170,7 +170,7 @@ const sets = new WeakMap<object, Map<string, ReplicaSet>>()
 export function durableObjectReplicas(binding: unknown, deployment: Deployment): ReplicaSet | undefined {
   if (!isNamespace(binding)) return undefined
   let byName = sets.get(binding)
-  if (!byName) sets.set(binding, (byName = new Map()))
+  if (!byName) sets.set(binding, (byName = new Map<string, ReplicaSet>()))
   let set = byName.get(deployment.name)
   if (!set) {
     const replicas = Array.from(
