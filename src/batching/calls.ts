@@ -105,11 +105,11 @@ export class Entry<T, R> {
  * changed by a setter, makes the queue move calls between batches.
  */
 export class Batch<T, R> implements BatchInfo {
-  readonly entries: Entry<T, R>[]
+  readonly entries: Entry<T, R>[] = []
   /** The entries' items, in the same order: what the handler receives. */
-  readonly items: T[]
+  readonly items: T[] = []
   /** `batchSizeFn` units of its calls (while it waits, of those still waiting). */
-  units: number
+  units = 0
   /** Entries that have settled (or, while the queue moves calls between batches, left): `live` is what remains. */
   gone = 0
   /** In its bucket, waiting to start. */
@@ -128,16 +128,7 @@ export class Batch<T, R> implements BatchInfo {
     readonly place: Bucket<T, R>,
     /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
     readonly sequence: number,
-    /** The call that begins it, if any. */
-    first?: Entry<T, R>,
-  ) {
-    // Begun with its first call in place rather than empty: an array created
-    // empty and filled later is stored less compactly by JavaScript engines.
-    this.entries = first === undefined ? [] : [first]
-    this.items = first === undefined ? [] : [first.item]
-    this.units = first === undefined ? 0 : first.size
-    if (first !== undefined) first.batch = this
-  }
+  ) {}
 
   /** Entries that have not settled: callers still waiting. */
   get live(): number {

@@ -159,14 +159,13 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
     if (deadline !== undefined) this.deadlines.watch(entry, deadline)
     if (this.observer !== undefined) entry.enqueuedAt = performance.now()
     // The call joins the newest waiting batch of its bucket, or begins one.
-    const newest = bucket.batches.at(-1)
-    if (newest === undefined || newest.units + entry.size > bucket.limit.batchSizeLimit) {
-      const batch = new Batch<T, R>(this, bucket, this.batchesBegun++, entry)
+    let batch = bucket.batches.at(-1)
+    if (batch === undefined || batch.units + entry.size > bucket.limit.batchSizeLimit) {
+      batch = new Batch<T, R>(this, bucket, this.batchesBegun++)
       batch.waiting = true
       bucket.batches.push(batch)
-    } else {
-      newest.add(entry)
     }
+    batch.add(entry)
     this.queued++
     this.scheduler.schedule(bucket)
   }
