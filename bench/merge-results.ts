@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { ROOT } from './lib.js'
-import { renderReport } from './report.js'
+import { renderReport, type BenchResults } from './report.js'
 
 /** `entries`: keys to add to the results' own dictionaries (`ratios`, `ratioNotes`) beside the section. */
 export function mergeIntoResults(key: string, section: unknown, entries: Record<string, Record<string, unknown>> = {}): void {
@@ -20,7 +20,8 @@ export function mergeIntoResults(key: string, section: unknown, entries: Record<
   const results = { ...(JSON.parse(readFileSync(latest, 'utf8')) as Record<string, unknown>), [key]: section }
   for (const [name, added] of Object.entries(entries)) results[name] = { ...(results[name] as Record<string, unknown> | undefined), ...added }
   writeFileSync(latest, JSON.stringify(results, null, 2) + '\n')
-  const { markdown } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
+  // The run's own results with this section in place: the shape bench/run.ts wrote.
+  const { markdown } = renderReport(results as BenchResults, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
   writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)
   console.error(`bench: merged ${key} into bench/results/latest.json and regenerated docs/benchmarks.md`)
 }

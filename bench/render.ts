@@ -5,9 +5,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { ROOT } from './lib.js'
-import { renderReport } from './report.js'
+import { renderReport, type BenchResults } from './report.js'
 
-const results = JSON.parse(readFileSync(`${ROOT}/bench/results/latest.json`, 'utf8')) as Record<string, unknown>
+const results = JSON.parse(readFileSync(`${ROOT}/bench/results/latest.json`, 'utf8')) as BenchResults
 const { markdown, svg } = renderReport(results, readFileSync(`${ROOT}/bench/template.md`, 'utf8'))
 writeFileSync(`${ROOT}/docs/benchmarks.md`, markdown)
 writeFileSync(`${ROOT}/docs/images/benchmarks.svg`, svg)

@@ -1,12 +1,111 @@
 /** docs/benchmarks.md and docs/images/benchmarks.svg from a results object. */
-/* eslint-disable @typescript-eslint/no-explicit-any */
+import type { LoadRow } from './http.js'
+import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
 import { layoutName } from './layout.js'
-import type { IsolateAgainstNode } from './isolate-limit.js'
+import type { Best, ModelLimit } from './model-limit.js'
+import type { PipelineLimit } from './ocr-pipeline-limit.js'
+import type { PrepareRow } from './prepare.js'
+import type { HopBreakdown } from './workerd-ratios.js'
+
+/** A load row: autocannon's figures for one endpoint at one number of connections. */
+type Row = LoadRow & { endpoint: string }
+
+/** A section a quick run keeps from an earlier full run says so, and a piece run alone says when it ran. */
+interface Section {
+  carriedOver?: boolean
+  date?: string
+  mode?: string
+}
+
+/** bench/ocr-pipeline.ts's section. */
+export interface OcrPipelineRun extends Section {
+  pagesPerRow: number
+  limit?: PipelineLimit
+  rows: { recognizer: string; concurrency: number; pagesPerS: number; p50Ms: number; p99Ms: number; split: Record<string, number>; vsLimit?: number }[]
+}
+
+/** bench/autoscaling.ts's section: one run per mode (autoscaled, or fixed at the maximum). */
+export interface AutoscalingRun extends Section {
+  connections: number
+  loadS: number
+  idleS: number
+  rampS: number
+  runs: {
+    mode: string
+    requests: number
+    errors: number
+    p50Ms: number
+    p99Ms: number
+    p99RampMs: number
+    p99SteadyMs: number
+    requestsPerS: number
+    maxReplicas: number
+    secondsToMax: number | null
+    secondsToMin: number | null
+    /** The replica count, sampled through the run. */
+    timeline: { t: number; replicas: number }[]
+  }[]
+}
+
+/** A row of the adaptive comparison: one setting (a fixed size, or 'adaptive') of one model on one runtime. */
+export type BatchSizeRow = Pick<Row, 'requestsPerS' | 'p99Ms'> & { runtime: string; model: string; setting: string }
+
+/** The served OCR row against its in-process limit (bench/run.ts's ocrServedBreakdown). */
+interface OcrServed {
+  requestsPerS: number
+  batchItemsPerS: number | null
+  runLimit: Best
+  modelSpeedVsRunLimit: number | null
+  modelBusy: number | null
+}
+
+/**
+ * What the report reads of bench/results/latest.json, as bench/run.ts writes it. Results
+ * stored by earlier runs may lack the optional sections, and a ratio not measured is null.
+ */
+export type BenchResults = {
+  date: string
+  mode: string
+  elapsedS: number
+  settings: {
+    durationS: number
+    warmupS: number
+    leadInS?: number
+    ratioRepeats: number
+    roundS: number
+    adaptiveRounds: { count: number; rowS: number }
+  }
+  machine: { nproc: number; cpuModel: string; memoryGiB: number; node: string; platform: string }
+  engine: { workload: string; engine: string; itemsPerS: number; nsPerItem: number }[]
+  requestPath: { microsecondsPerRequest: Record<string, number> }
+  requestPathCount?: { files: number; functions: number; path: Record<string, string[]> }
+  modelLimit: ModelLimit
+  generation?: { mode: string; tokensPerS: number; ttftP50Ms: number; ttftP95Ms: number; meanLatencyMs: number; totalMs: number }[]
+  node: Row[]
+  nodeThreads: (Row & { replicas: number; ortThreads: string })[]
+  workerd: Row[]
+  workerdError?: string
+  workerdDirect?: Row[]
+  workerdDirectError?: string
+  isolateLimits?: IsolateLimitRow[]
+  ocrIsolateAgainstNode?: IsolateAgainstNode
+  workerdHop?: HopBreakdown[]
+  prepare?: PrepareRow[]
+  prepareErrors?: Record<string, string>
+  ocrPipeline?: OcrPipelineRun
+  autoscaling?: AutoscalingRun
+  batchSizes?: BatchSizeRow[]
+  adaptiveStages?: { rows: BatchSizeRow[] }
+  /** Numbers, but for a yes-or-no one (the open-loop target). */
+  ratios: Record<string, number | boolean | null>
+  ratioNotes: Record<string, string>
+  ocrServedBreakdown?: OcrServed
+}
 
 const f = (x: number | null | undefined, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits))
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 
-function loadTable(rows: any[]): string {
+function loadTable(rows: Row[]): string {
   if (rows.length === 0) return '_not measured (see the error below)_'
   const lines = [
     '| endpoint | c | req/s | p50 ms | p99 ms | mean batch | batch items/s | server cores | load-generator cores | runs | errors + non-2xx |',
@@ -22,9 +121,9 @@ function loadTable(rows: any[]): string {
 }
 
 /** Grouped bars: req/s at c=64 per endpoint, Node and workerd, plus the model limit line. */
-function chart(results: any): string {
+function chart(results: BenchResults): string {
   const endpoints = ['hono-hello', 'noop-deployment', 'noop-batched-deployment', 'ocr-unbatched', 'ocr-batched', 'hono-json', 'mlp-batched']
-  const at = (rows: any[], e: string) => rows.find((r: any) => r.endpoint === e && r.connections === 64)?.requestsPerS ?? 0
+  const at = (rows: Row[], e: string) => rows.find((r) => r.endpoint === e && r.connections === 64)?.requestsPerS ?? 0
   const series = [
     { name: 'Node', color: '#2b6cb0', rows: results.node },
     { name: 'workerd direct', color: '#38a169', rows: results.workerdDirect ?? [] },
@@ -86,7 +185,7 @@ function carried(run: { carriedOver?: boolean }): string {
 }
 
 /** Pages/s and latency of the OCR pipeline, over its in-process limit, with each stage's share of the batches' execution time. */
-function ocrPipelineTable(run: any): string {
+function ocrPipelineTable(run: OcrPipelineRun | undefined): string {
   if (!run) {
     return '_Not measured in this run: the full run (`npm run bench`) measures it, or alone: `npx tsx --conditions=edgeserve-source bench/ocr-pipeline.ts`, which merges its rows into bench/results/latest.json and regenerates this page._'
   }
@@ -97,7 +196,7 @@ function ocrPipelineTable(run: any): string {
     '',
   ]
   if (run.limit) {
-    const tried = run.limit.byConcurrency.map((r: any) => `${f(r.pagesPerS, 2)} at ${r.concurrency}`).join(', ')
+    const tried = run.limit.byConcurrency.map((r) => `${f(r.pagesPerS, 2)} at ${r.concurrency}`).join(', ')
     lines.push(
       `In-process limit (the pipeline's code with each stage called directly, no HTTP or handles): **${f(run.limit.pagesPerS, 2)} pages/s** (pages/s by pages at once: ${tried}).`,
       '',
@@ -122,7 +221,7 @@ function ocrPipelineTable(run: any): string {
 }
 
 /** The step load against the autoscaled adder and a fixed maximum, with the count over time. */
-function autoscalingTable(run: any): string {
+function autoscalingTable(run: AutoscalingRun | undefined): string {
   if (!run)
     return '_Measured by the full run (`npm run bench`) only: it takes about a minute. Alone: `npx tsx --conditions=edgeserve-source bench/autoscaling.ts`._'
   const lines = [
@@ -137,11 +236,11 @@ function autoscalingTable(run: any): string {
       `| ${r.mode} | ${r.requests} | ${f(r.requestsPerS)} | ${r.errors} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.p99RampMs)} | ${f(r.p99SteadyMs)} | ${r.maxReplicas} | ${f(r.secondsToMax, 1)} | ${f(r.secondsToMin, 1)} |`,
     )
   }
-  const scaled = run.runs.find((r: any) => r.secondsToMax !== null) ?? run.runs[0]
+  const scaled = run.runs.find((r) => r.secondsToMax !== null) ?? run.runs[0]!
   // The count each second: the timeline as the dashboard would plot it.
   const perSecond: string[] = []
-  for (let s = 0; s <= Math.floor(scaled.timeline.at(-1).t); s++) {
-    const sample = scaled.timeline.find((x: any) => x.t >= s)
+  for (let s = 0; s <= Math.floor(scaled.timeline.at(-1)!.t); s++) {
+    const sample = scaled.timeline.find((x) => x.t >= s)
     if (sample) perSecond.push(String(sample.replicas))
   }
   lines.push('', `Replicas of the autoscaled run, second by second (load from 2 s to ${2 + run.loadS} s): ${perSecond.join(' ')}`)
@@ -180,10 +279,10 @@ function requestPathCountLine(count: { files: number; functions: number; path: R
 }
 
 /** Server CPU per request over HTTP, from the c=64 rows: what parsing and writing HTTP add to the in-process path, in one sentence. */
-function httpCostText(rows: any[]): string {
+function httpCostText(rows: Row[]): string {
   const costs: string[] = []
   for (const name of ['hono-hello', 'noop-deployment', 'noop-batched-deployment']) {
-    const r = rows.find((x: any) => x.endpoint === name && x.connections === 64)
+    const r = rows.find((x) => x.endpoint === name && x.connections === 64)
     if (!r) continue
     costs.push(`${name} ${r.serverCores === null ? '–' : f((r.serverCores / r.requestsPerS) * 1e6, 1) + ' µs'} (${f(r.requestsPerS)} req/s)`)
   }
@@ -202,8 +301,8 @@ function ortThreadsPerReplica(row: { ortThreads: string; replicas: number }, npr
  * The served OCR's distance from its limit, in two parts: how fast the model
  * ran inside the server, and how much of the time a batch was running.
  */
-function ocrServedText(b: any): string {
-  if (!b || b.batchItemsPerS === null || b.batchItemsPerS === undefined) return ''
+function ocrServedText(b: OcrServed | undefined): string {
+  if (!b || b.batchItemsPerS === null || b.batchItemsPerS === undefined || b.modelBusy === null) return ''
   const limit = `${layoutName(b.runLimit)} (${f(b.runLimit.itemsPerS)} items/s at batch ${b.runLimit.batch})`
   if (b.modelBusy > 1) {
     return (
@@ -229,8 +328,8 @@ function ocrServedText(b: any): string {
 }
 
 /** The limit the served OCR ratio divides by: the best cell, measured again beside the served rows. */
-function besideText(limit: any): string {
-  const windows: number[] | undefined = limit.pipelineLimitBesideServedRows
+function besideText(limit: ModelLimit): string {
+  const windows = limit.pipelineLimitBesideServedRows
   if (!windows) return ' The served OCR ratio divides by the best of these.'
   return (
     ` The served OCR ratio divides by the best of these, ${layoutName(limit.pipelineLimit)} at batch ${limit.pipelineLimit.batch}, measured once more after each round ` +
@@ -241,7 +340,8 @@ function besideText(limit: any): string {
 }
 
 /** What this run's model-speed figure says about its ratio, where it is far from 1. */
-function modelSpeedReading(speed: number): string {
+function modelSpeedReading(speed: number | null): string {
+  if (speed === null) return ''
   if (speed > 1.05)
     return " In this run the model ran faster in the server than in the limit's process, so the limit was taken in a slow stretch and the ratio reads high."
   if (speed < 0.8)
@@ -254,11 +354,11 @@ function modelSpeedReading(speed: number): string {
  * at c=64 in process, where the model runs on the server's thread (the
  * thread replicas' probes are columns of their table).
  */
-function probeText(results: any): string {
-  const probed = (r: any) => r && r.probeP50Ms !== null && r.probeP50Ms !== undefined
+function probeText(results: BenchResults): string {
+  const probed = (r: Row | undefined): r is Row => r !== undefined && r.probeP50Ms !== null && r.probeP50Ms !== undefined
   const parts: string[] = []
   for (const endpoint of ['ocr-batched', 'ocr-unbatched']) {
-    const r = results.node.find((row: any) => row.endpoint === endpoint && row.connections === 64)
+    const r = results.node.find((row) => row.endpoint === endpoint && row.connections === 64)
     if (!probed(r)) continue
     parts.push(
       `${f(r.probeP50Ms, 2)} ms at p50 and ${f(r.probeP99Ms, 2)} at p99 (${r.probes} probes) while ${endpoint === 'ocr-batched' ? 'batched' : 'unbatched'} OCR served ${f(r.requestsPerS)} req/s`,
@@ -269,9 +369,9 @@ function probeText(results: any): string {
 }
 
 /** The rows a full run measures once each, beside the rows measured in rounds: one line, req/s (p99 ms). */
-function onceEachText(rows: any[]): string {
+function onceEachText(rows: Row[]): string {
   if (rows.length === 0) return ''
-  const each = rows.map((r: any) => `${r.endpoint} at c=${r.connections} ${f(r.requestsPerS)} (${f(r.p99Ms)})`)
+  const each = rows.map((r) => `${r.endpoint} at c=${r.connections} ${f(r.requestsPerS)} (${f(r.p99Ms)})`)
   return `\n\nMeasured once each, req/s (p99 ms): ${each.join(', ')}.`
 }
 
@@ -280,10 +380,10 @@ function onceEachText(rows: any[]): string {
  * endpoint through wrangler dev, whose proxy and Miniflare's entry Worker
  * bound every row there.
  */
-function workerdTable(direct: any[], viaWrangler: any[]): string {
-  const endpoints = [...new Set([...direct, ...viaWrangler].map((r: any) => r.endpoint as string))]
+function workerdTable(direct: Row[], viaWrangler: Row[]): string {
+  const endpoints = [...new Set([...direct, ...viaWrangler].map((r) => r.endpoint))]
   if (endpoints.length === 0) return '_not measured (see the error below)_'
-  const of = (rows: any[], endpoint: string) => rows.find((r: any) => r.endpoint === endpoint)
+  const of = (rows: Row[], endpoint: string) => rows.find((r) => r.endpoint === endpoint)
   const lines = [
     '| endpoint (c=64) | direct req/s | p50 ms | p99 ms | mean batch | batch items/s | wrangler dev req/s | p99 ms | errors + non-2xx |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -303,9 +403,9 @@ function workerdTable(direct: any[], viaWrangler: any[]): string {
  * The adaptive comparison: items/s (p99 ms) at c=64 per model and runtime, one column per fixed
  * maxBatchSize and one for adaptive, with its ratio over the best fixed column.
  */
-function batchSizeTable(rows: any[] | undefined): string {
+function batchSizeTable(rows: BatchSizeRow[] | undefined): string {
   if (!rows || rows.length === 0) return '_not measured in this run_'
-  const settings = [...new Set(rows.map((r) => r.setting as string))]
+  const settings = [...new Set(rows.map((r) => r.setting))]
   const groups = [...new Set(rows.map((r) => `${r.runtime} ${r.model}`))]
   const lines = [
     `| model | ${settings.map((s) => (s === 'adaptive' ? 'adaptive' : `fixed ${s}`)).join(' | ')} | adaptive / best fixed |`,
@@ -324,6 +424,12 @@ function batchSizeTable(rows: any[] | undefined): string {
   return lines.join('\n')
 }
 
+/** A ratio as a number; null where it was not measured (or is a yes-or-no one, which no table here shows). */
+function ratioOf(results: BenchResults, key: string): number | null {
+  const x = results.ratios[key]
+  return typeof x === 'number' ? x : null
+}
+
 /** How a load row's runs were counted, between the warm-up and the rounds; results stored before the lead-in counted each run from its start. */
 function leadIn(leadInS: number | undefined): string {
   return leadInS === undefined
@@ -332,7 +438,7 @@ function leadIn(leadInS: number | undefined): string {
 }
 
 /** docs/benchmarks.md: bench/template.md with each {{KEY}} filled from the results. */
-export function renderReport(results: any, template: string): { markdown: string; svg: string } {
+export function renderReport(results: BenchResults, template: string): { markdown: string; svg: string } {
   const m = results.machine
   const machine = `${m.nproc} CPUs (\`nproc\`), ${m.cpuModel}, ${m.memoryGiB} GiB memory, Node ${m.node} on ${m.platform}. Mode: ${results.mode} (after ${results.settings.warmupS} s of warm-up${leadIn(results.settings.leadInS)} the rows of a ratio run ${results.settings.ratioRepeats} rounds of ${results.settings.roundS} s, each round measuring a row and its baseline back to back: the ratio is the median of the rounds' ratios, a row's req/s the median of its rounds; the adaptive batch-size rows run ${results.settings.adaptiveRounds.count} rounds of ${results.settings.adaptiveRounds.rowS} s, and a row measured once ${results.settings.durationS} s). Run ${results.date}, took ${f(results.elapsedS)} s.`
 
@@ -340,23 +446,21 @@ export function renderReport(results: any, template: string): { markdown: string
   for (const r of results.engine) engineLines.push(`| ${r.workload} | ${r.engine} | ${f(r.itemsPerS)} | ${f(r.nsPerItem)} |`)
 
   const configs = results.modelLimit.configs
-  const sizes: number[] = configs[0].rows.map((r: any) => r.batch)
+  const sizes = configs[0]!.rows.map((r) => r.batch)
   const limitLines = [`| what | layout | ${sizes.map((s) => `batch ${s}`).join(' | ')} |`, `| --- | --- | ${sizes.map(() => '---:').join(' | ')} |`]
   for (const config of configs) {
     const layout = layoutName({ threads: config.effectiveNumThreads, instances: config.instances })
-    limitLines.push(`| run alone | ${layout} | ${config.rows.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
-    limitLines.push(`| decode + preprocess + run | ${layout} | ${config.pipeline.map((r: any) => f(r.itemsPerS)).join(' | ')} |`)
+    limitLines.push(`| run alone | ${layout} | ${config.rows.map((r) => f(r.itemsPerS)).join(' | ')} |`)
+    limitLines.push(`| decode + preprocess + run | ${layout} | ${config.pipeline.map((r) => f(r.itemsPerS)).join(' | ')} |`)
   }
-  const decodeMs = configs.map((c: any) => f(c.decodePreprocessMsPerItem, 3)).join(' / ')
-  const prepare: any[] = results.prepare ?? []
+  const decodeMs = configs.map((c) => f(c.decodePreprocessMsPerItem, 3)).join(' / ')
+  const prepare = results.prepare ?? []
   // One sentence: each runtime's median and the spread of its rounds (fastest to slowest).
   const prepareParts = prepare.map((p) => `${p.runtime} ${f(p.msPerImage, 3)} (${f(Math.min(...p.rounds), 3)}–${f(Math.max(...p.rounds), 3)})`)
-  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {})) prepareParts.push(`${runtime} failed: \`${String(error).split('\n')[0]}\``)
+  for (const [runtime, error] of Object.entries(results.prepareErrors ?? {})) prepareParts.push(`${runtime} failed: \`${error.split('\n')[0]}\``)
   const bestAgain = configs
-    .filter((c: any) => c.pipelineBest)
-    .map(
-      (c: any) => `${layoutName({ threads: c.effectiveNumThreads, instances: c.instances })} at batch ${c.pipelineBest.batch}: ${f(c.pipelineBest.itemsPerS)}`,
-    )
+    .filter((c) => c.pipelineBest)
+    .map((c) => `${layoutName({ threads: c.effectiveNumThreads, instances: c.instances })} at batch ${c.pipelineBest.batch}: ${f(c.pipelineBest.itemsPerS)}`)
     .join('; ')
 
   const generationLines = [
@@ -379,32 +483,35 @@ export function renderReport(results: any, template: string): { markdown: string
     )
   }
 
-  const r = results.ratios
   const n = results.ratioNotes
   const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? 'met' : '**missed**')
   const times = (x: number | null) => (x === null ? '–' : `${f(x, 2)}×`)
+  /** A ratio's row: its value, and whether it meets its target where it has one; a ratio not measured is neither met nor missed. */
+  const ratioRow = (key: string, target?: { atLeast: number } | { atMost: number; unit: string }) => {
+    const x = ratioOf(results, key)
+    if (target === undefined) return `| \`${key}\` | ${times(x)} | – | – | ${n[key]} |`
+    if ('atLeast' in target) return `| \`${key}\` | ${times(x)} | ≥ ${target.atLeast}× | ${verdict(x === null ? null : x >= target.atLeast)} | ${n[key]} |`
+    return `| \`${key}\` | ${f(x, 3)} ${target.unit} | ≤ ${target.atMost} ${target.unit} | ${verdict(x === null ? null : x <= target.atMost)} | ${n[key]} |`
+  }
   const ratioLines = [
     '| ratio | value | target | verdict | what it compares |',
     '| --- | ---: | --- | --- | --- |',
-    `| \`deployment_route_vs_hono_c64\` | ${times(r.deployment_route_vs_hono_c64)} | ≥ 0.75× | ${verdict(r.deployment_route_vs_hono_c64 >= 0.75)} | ${n.deployment_route_vs_hono_c64} |`,
-    `| \`batched_deployment_route_vs_hono_c64\` | ${times(r.batched_deployment_route_vs_hono_c64)} | ≥ 0.75× | ${verdict(r.batched_deployment_route_vs_hono_c64 >= 0.75)} | ${n.batched_deployment_route_vs_hono_c64} |`,
-    `| \`ocr_batched_vs_unbatched_c64\` | ${times(r.ocr_batched_vs_unbatched_c64)} | ≥ 1.5× | ${verdict(r.ocr_batched_vs_unbatched_c64 >= 1.5)} | ${n.ocr_batched_vs_unbatched_c64} |`,
-    `| \`ocr_served_vs_pipeline_limit_c64\` | ${times(r.ocr_served_vs_pipeline_limit_c64)} | ≥ 0.8× | ${verdict(r.ocr_served_vs_pipeline_limit_c64 >= 0.8)} | ${n.ocr_served_vs_pipeline_limit_c64} |`,
-    `| \`mlp_batched_vs_hono_json_c64\` | ${times(r.mlp_batched_vs_hono_json_c64)} | ≥ 0.8× | ${verdict(r.mlp_batched_vs_hono_json_c64 >= 0.8)} | ${n.mlp_batched_vs_hono_json_c64} |`,
-    `| \`node_threads_2_vs_1_c64\` | ${times(r.node_threads_2_vs_1_c64)} | ≥ 1.5× | ${verdict(r.node_threads_2_vs_1_c64 >= 1.5)} | ${n.node_threads_2_vs_1_c64} |`,
-    `| \`engine_vs_dataloader\` | ${times(r.engine_vs_dataloader)} | ≥ 0.8× | ${verdict(r.engine_vs_dataloader >= 0.8)} | ${n.engine_vs_dataloader} |`,
-    `| \`c1_added_p50_ms\` | ${f(r.c1_added_p50_ms, 3)} ms | ≤ 0.3 ms | ${verdict(r.c1_added_p50_ms <= 0.3)} | ${n.c1_added_p50_ms} |`,
-    `| \`workerd_vs_node_c64\` | ${times(r.workerd_vs_node_c64)} | – | – | ${n.workerd_vs_node_c64} |`,
+    ratioRow('deployment_route_vs_hono_c64', { atLeast: 0.75 }),
+    ratioRow('batched_deployment_route_vs_hono_c64', { atLeast: 0.75 }),
+    ratioRow('ocr_batched_vs_unbatched_c64', { atLeast: 1.5 }),
+    ratioRow('ocr_served_vs_pipeline_limit_c64', { atLeast: 0.8 }),
+    ratioRow('mlp_batched_vs_hono_json_c64', { atLeast: 0.8 }),
+    ratioRow('node_threads_2_vs_1_c64', { atLeast: 1.5 }),
+    ratioRow('engine_vs_dataloader', { atLeast: 0.8 }),
+    ratioRow('c1_added_p50_ms', { atMost: 0.3, unit: 'ms' }),
+    ratioRow('workerd_vs_node_c64'),
     // Older results have neither the workerd_* rows nor the adaptive ones; through wrangler dev, the notes keep them.
-    ...Object.keys(r)
+    ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('workerd_') && key !== 'workerd_vs_node_c64' && !key.endsWith('_wrangler_dev'))
-      .map((key) => {
-        const ceiling = key.includes('_served_vs_ceiling_')
-        return `| \`${key}\` | ${times(r[key])} | ${ceiling ? '≥ 0.8×' : '–'} | ${ceiling ? verdict(r[key] === null ? null : r[key] >= 0.8) : '–'} | ${n[key]} |`
-      }),
-    ...Object.keys(r)
+      .map((key) => ratioRow(key, key.includes('_served_vs_ceiling_') ? { atLeast: 0.8 } : undefined)),
+    ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('adaptive_vs_best_fixed_'))
-      .map((key) => `| \`${key}\` | ${times(r[key])} | ≥ 0.95× | ${verdict(r[key] === null ? null : r[key] >= 0.95)} | ${n[key]} |`),
+      .map((key) => ratioRow(key, { atLeast: 0.95 })),
   ]
 
   const fill: Record<string, string> = {
@@ -420,7 +527,7 @@ export function renderReport(results: any, template: string): { markdown: string
     REQUEST_PATH: requestPathTable(results.requestPath.microsecondsPerRequest) + requestPathCountLine(results.requestPathCount),
     HTTP_COST: httpCostText(results.node),
     // The rows measured in rounds in the table; the full run's rows measured once each in a line under it.
-    NODE: loadTable(results.node.filter((r: any) => (r.repeats ?? 1) > 1)) + onceEachText(results.node.filter((r: any) => (r.repeats ?? 1) === 1)),
+    NODE: loadTable(results.node.filter((r) => (r.repeats ?? 1) > 1)) + onceEachText(results.node.filter((r) => (r.repeats ?? 1) === 1)),
     THREADS: threadLines.join('\n'),
     PROBE: probeText(results),
     GENERATION: generationLines.join('\n'),
@@ -430,7 +537,7 @@ export function renderReport(results: any, template: string): { markdown: string
       (results.workerdError ? `\n\nwrangler dev failed: \`${results.workerdError.split('\n')[0]}\`` : ''),
     WORKERD_HOP: hopTable(results.workerdHop ?? []),
     ISOLATE_LIMITS: isolateLimitTable(results.isolateLimits ?? []),
-    ISOLATE_VS_NODE: isolateVersusNodeText(results.ocrIsolateAgainstNode, results.ratios.workerd_ocr_isolate_vs_node_one_thread),
+    ISOLATE_VS_NODE: isolateVersusNodeText(results.ocrIsolateAgainstNode, ratioOf(results, 'workerd_ocr_isolate_vs_node_one_thread')),
     RATIOS: ratioLines.join('\n'),
     ...inWorkerFigures(results),
     OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
@@ -451,7 +558,7 @@ export function renderReport(results: any, template: string): { markdown: string
  * stub.fetch and by RPC), ours, the batch queue's; then the same for the house-price POST, beside
  * its model run in the Worker with no object.
  */
-function hopTable(hops: any[]): string {
+function hopTable(hops: HopBreakdown[]): string {
   if (hops.length === 0) return '_not measured_'
   // Through wrangler dev its proxy takes milliseconds a request, which the hop's microseconds vanish in: direct only, where measured.
   if (hops.some((h) => h.way === 'direct')) hops = hops.filter((h) => h.way === 'direct')
@@ -485,10 +592,10 @@ function hopTable(hops: any[]): string {
  * The MLP's model run in the Worker, against workerd directly: its share of the bare route (a ratio of
  * medians, the two rows being in different groups), and the shipped MLP over it round by round.
  */
-function inWorkerFigures(results: any): { MLP_IN_WORKER: string; MLP_VS_IN_WORKER: string } {
-  const direct = (results.workerdHop ?? []).find((h: any) => h.way === 'direct')
+function inWorkerFigures(results: BenchResults): { MLP_IN_WORKER: string; MLP_VS_IN_WORKER: string } {
+  const direct = (results.workerdHop ?? []).find((h) => h.way === 'direct')
   const share = direct?.mlpInWorkerUs && direct.helloUs ? direct.helloUs / direct.mlpInWorkerUs : null
-  const ratio = results.ratios.workerd_mlp_batched_vs_in_worker_c64 ?? null
+  const ratio = ratioOf(results, 'workerd_mlp_batched_vs_in_worker_c64')
   return {
     MLP_IN_WORKER: share === null ? '(not measured in this run)' : f(share, 2),
     MLP_VS_IN_WORKER: ratio === null ? '(not measured in this run)' : f(ratio, 2),
@@ -496,21 +603,21 @@ function inWorkerFigures(results: any): { MLP_IN_WORKER: string; MLP_VS_IN_WORKE
 }
 
 /** The OCR pipeline's windows in one isolate and in Node on one thread, and their ratio. */
-function isolateVersusNodeText(pair: IsolateAgainstNode | undefined, ratio: number | undefined): string {
+function isolateVersusNodeText(pair: IsolateAgainstNode | undefined, ratio: number | null): string {
   if (!pair || pair.isolate.length === 0) return '_not measured_'
   const windows = (xs: number[]) => xs.map((x) => f(x)).join(', ')
   return `at batch ${pair.batch}, workerd ${windows(pair.isolate)} and Node ${windows(pair.node)} items/s, ${f(ratio, 2)}× round by round`
 }
 
 /** items/s per batch size of each model in one isolate, one row per model and mode. */
-function isolateLimitTable(limits: any[]): string {
+function isolateLimitTable(limits: IsolateLimitRow[]): string {
   if (limits.length === 0) return '_not measured_'
-  const batches = [...new Set(limits.map((l: any) => l.batch as number))].sort((a, b) => a - b)
+  const batches = [...new Set(limits.map((l) => l.batch))].sort((a, b) => a - b)
   const lines = [`| model | work | ${batches.map((b) => `batch ${b}`).join(' | ')} |`, `| --- | --- | ${batches.map(() => '---:').join(' | ')} |`]
   const names: Record<string, string> = { 'ocr pipeline': 'decode + preprocess + run', 'ocr run': 'run', 'mlp run': 'stack + run' }
-  for (const key of [...new Set(limits.map((l: any) => `${l.model} ${l.mode}`))]) {
+  for (const key of [...new Set(limits.map((l) => `${l.model} ${l.mode}`))]) {
     const [model, mode] = key.split(' ')
-    const cells = batches.map((b) => f(limits.find((l: any) => l.model === model && l.mode === mode && l.batch === b)?.itemsPerS))
+    const cells = batches.map((b) => f(limits.find((l) => l.model === model && l.mode === mode && l.batch === b)?.itemsPerS))
     lines.push(`| ${model === 'ocr' ? 'OCR direction' : 'house-price MLP'} | ${names[key] ?? mode} | ${cells.join(' | ')} |`)
   }
   return lines.join('\n')

@@ -17,7 +17,7 @@ import { LEAD_IN_S, interleavedRows, type LoadRow } from './http.js'
 import { layoutName } from './layout.js'
 import { limitBeside, measureModelLimit } from './model-limit.js'
 import { prepareInChromium, prepareOverHttp, type PrepareRow } from './prepare.js'
-import { renderReport } from './report.js'
+import { renderReport, type AutoscalingRun, type BatchSizeRow as ReportedBatchSizeRow, type OcrPipelineRun } from './report.js'
 import { isolateAgainstNode, isolateLimitBeside, measureIsolateLimits, type IsolateAgainstNode, type IsolateLimitRow } from './isolate-limit.js'
 import { workerdRatios } from './workerd-ratios.js'
 import { adaptiveVsBestFixed } from './adaptive-ratio.js'
@@ -433,15 +433,14 @@ const carriedOver = <T>(key: string): T | undefined => {
 
 // 4b. The OCR pipeline (three deployments through handles), its own server and load.
 // At about a page a second it does not fit the quick run.
-let ocrPipeline: unknown = quick ? carriedOver('ocrPipeline') : undefined
+let ocrPipeline: OcrPipelineRun | undefined = quick ? carriedOver<OcrPipelineRun>('ocrPipeline') : undefined
 if (!quick) {
   log('OCR pipeline')
   // --print-only: this run writes latest.json and the report itself.
-  ocrPipeline = await runJsonChild<unknown>('bench/ocr-pipeline.ts', ['--print-only'])
+  ocrPipeline = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only'])
 }
 
 // 4c. Autoscaling under a step load (idle, c=64, idle), against a fixed maximum: about a minute, so full runs only.
-type AutoscalingRun = { connections: number; loadS: number; idleS: number; rampS: number; runs: Record<string, unknown>[] }
 let autoscaling: AutoscalingRun | undefined = quick ? carriedOver<AutoscalingRun>('autoscaling') : undefined
 if (!quick) {
   log('autoscaling step load')
@@ -450,7 +449,7 @@ if (!quick) {
 
 // 4d. The OCR recognizer and detector, adaptive against each fixed size, in process: some six
 // minutes at their few items a second, so full runs only.
-type AdaptiveStages = { rows: unknown[]; ratios: Record<string, number>; ratioNotes: Record<string, string> }
+type AdaptiveStages = { rows: ReportedBatchSizeRow[]; ratios: Record<string, number>; ratioNotes: Record<string, string> }
 let adaptiveStages = quick ? carriedOver<AdaptiveStages>('adaptiveStages') : undefined
 if (!quick) {
   log('OCR recognizer and detector, adaptive against fixed sizes')
