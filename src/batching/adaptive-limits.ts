@@ -110,7 +110,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
       this.estimates.delete(place.id)
       this.estimates.set(place.id, estimate)
     }
-    estimate.batchFinished(units, calls, executionMs, this.queue.waitingCalls(place))
+    estimate.learn(units, calls, executionMs, this.queue.waitingCalls(place))
     this.lastLearned = estimate
     const chosen = estimate.chosenSize
     if (chosen !== estimate.lastReported) {

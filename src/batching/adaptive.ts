@@ -212,7 +212,7 @@ export class AdaptiveBatchSize implements BatchSizeLimit {
    * A batch of `units` (in `calls` calls) took `executionMs`; `queuedCalls`
    * calls wait now. Learns from it, and sets the limit for the next batch.
    */
-  batchFinished(units: number, calls: number, executionMs: number, queuedCalls: number): void {
+  learn(units: number, calls: number, executionMs: number, queuedCalls: number): void {
     if (this.frozenClock) {
       this.next = this.settings.maxBatchSize
       return

@@ -236,7 +236,7 @@ export class Bucket<T, R> {
   }
 
   /** Calls waiting in it. */
-  get waiting(): number {
+  get waitingCalls(): number {
     let calls = 0
     for (const batch of this.batches) calls += batch.live
     return calls

@@ -209,7 +209,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
   /** Calls of `key` waiting now (what an adaptive limit weighs as its load). */
   waitingCalls(key: LimitKey): number {
     if (key.id === undefined && this.buckets.size === 1) return this.queued
-    return this.buckets.get(key.id)?.waiting ?? 0
+    return this.buckets.get(key.id)?.waitingCalls ?? 0
   }
 
   /**

@@ -73,7 +73,8 @@ export class Scheduler<T, R> {
   // admitted call, makes every call of it allocate a context for `this`.
   private readonly pumpAfterTurn = (): void => {
     this.pumpScheduled = false
-    if (mayStartAfterLoopTurn()) return this.pump()
+    // Elsewhere than Node, turn() may never run (see callbacksAlwaysRun): there the macrotask waited is enough.
+    if (turnHasRoom() || !callbacksAlwaysRun()) return this.pump()
     // The turn is already old, or batches held the thread: wait for the loop again.
     this.pumpScheduled = true
     waitForLoopTurn(this.pumpAfterTurn)
@@ -120,7 +121,7 @@ export class Scheduler<T, R> {
     // batches have held the thread long enough since the event loop last
     // turned (see below). A partial one waits for the end of this round of
     // I/O, so that requests that arrived together share it.
-    if (full && mayStartBeforeLoopTurns()) {
+    if (full && turnHasRoom()) {
       this.fullBatchScheduled = true
       queueMicrotask(this.pumpFullBatch)
       return
@@ -335,7 +336,14 @@ const endYield = (): void => {
 }
 
 /** Young: no batch yet this turn, or under the budget (in time, and where the clock stands still, in count). */
-function turnIsYoung(): boolean {
+/**
+ * Whether a batch may start in this turn of the event loop, or must wait for
+ * it to turn: no turns are owed to batches that held the thread, and the
+ * turn is young (no batch yet, or under the budget: in time, and where the
+ * clock stands still, in count).
+ */
+function turnHasRoom(): boolean {
+  if (yielding) return false
   return batchesThisTurn === 0 || (batchesThisTurn < batchesPerTurn && performance.now() - turnStartedAt < TURN_BUDGET_MS)
 }
 
@@ -345,27 +353,11 @@ function noteBatchStarted(): void {
   macrotask(turn)
 }
 
-/** Whether a full batch may start now, on a microtask, or must wait for the event loop to turn. */
-function mayStartBeforeLoopTurns(): boolean {
-  return !yielding && turnIsYoung()
-}
-
-/**
- * Whether a queue's pump, run by `waitForLoopTurn()`, may start a batch now:
- * while the turn is young and no turns are owed to batches that held the
- * thread. Elsewhere than Node, turn() may never run (see
- * callbacksAlwaysRun), so there a pump waits for one macrotask and nothing
- * else.
- */
-function mayStartAfterLoopTurn(): boolean {
-  return (!yielding && turnIsYoung()) || !callbacksAlwaysRun()
-}
-
 /**
  * Run a queue's pump once the loop has turned, or, while turns are owed to
  * batches that held the thread, once they have passed: whichever queue it
- * belongs to, one long batch per turn. The pump asks
- * `mayStartAfterLoopTurn()` when it runs, and waits again if it may not.
+ * belongs to, one long batch per turn. The pump asks `turnHasRoom()` when
+ * it runs, and waits again if it may not start a batch.
  */
 function waitForLoopTurn(callback: Callback): void {
   if (yielding) waiting.push(callback)

@@ -50,7 +50,7 @@ async function closedLoop({ sim, call }: Sim, clients: number, untilMs: number):
 }
 
 /** Run `clients` closed-loop callers for `ms` of fake time; the limits the queue chose over the last quarter of it. */
-async function settle(s: Sim, clients: number, ms: number): Promise<number[]> {
+async function limitsSeen(s: Sim, clients: number, ms: number): Promise<number[]> {
   const seen: number[] = []
   const end = s.sim.now + ms
   const watchFrom = end - ms / 4
@@ -105,7 +105,7 @@ describe('adaptive batch size: it settles where items per second stop rising', (
     it(`${name}: ${expected}`, async () => {
       expect(bestOnLadder(cost, 64)).toBe(expected)
       const s = simulated(cost)
-      const limits = await settle(s, 128, 20_000)
+      const limits = await limitsSeen(s, 128, 20_000)
       const { limit, share } = mostSeen(limits)
       expect(limit).toBe(expected)
       // Probes run a few batches a step away; the limit the queue shows stays put.
@@ -117,7 +117,7 @@ describe('adaptive batch size: it settles where items per second stop rising', (
   it('keeps the curve it measured, for a dashboard to draw', async () => {
     const cost: Cost = (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16))
     const s = simulated(cost)
-    await settle(s, 128, 10_000)
+    await limitsSeen(s, 128, 10_000)
     const curve = s.queue.costCurve()
     const at16 = curve.find((point) => point.size === 16)!
     expect(at16.ms).toBeCloseTo(cost(16))
@@ -131,19 +131,19 @@ describe('adaptive batch size: it settles where items per second stop rising', (
       const units = items * 4
       return units <= 16 ? 2 + 0.5 * units : 10 + 3 * (units - 16)
     }
-    const limits = await settle(s, 128, 20_000)
+    const limits = await limitsSeen(s, 128, 20_000)
     expect(mostSeen(limits).limit).toBe(16)
     expect(Math.max(...s.sim.batches.slice(-100))).toBeLessThanOrEqual(6)
   })
 
   it('with maxConcurrentBatches, settles where it does with one', async () => {
     const s = simulated((n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), { maxConcurrentBatches: 2 })
-    expect(mostSeen(await settle(s, 128, 20_000)).limit).toBe(16)
+    expect(mostSeen(await limitsSeen(s, 128, 20_000)).limit).toBe(16)
   })
 
   it('does not learn from a batch whose callers all left while it ran (it ended early)', async () => {
     const s = simulated((n) => 5 + n)
-    await settle(s, 128, 10_000)
+    await limitsSeen(s, 128, 10_000)
     const before = s.queue.stats().batchSizeLimit
     // Batches that hang until every caller has gone take no time on this clock: learned from,
     // they would read as unmeasurable (or free) and move the limit.
@@ -161,10 +161,10 @@ describe('adaptive batch size: it settles where items per second stop rising', (
 
   it('stays within maxBatchSize, and follows a lower one set while it runs', async () => {
     const s = simulated((n) => 50 + 0.1 * n, { maxBatchSize: 64 })
-    await settle(s, 128, 10_000)
+    await limitsSeen(s, 128, 10_000)
     expect(s.queue.stats().batchSizeLimit).toBe(64)
     s.queue.setMaxBatchSize(20)
-    const limits = await settle(s, 128, 10_000)
+    const limits = await limitsSeen(s, 128, 10_000)
     expect(mostSeen(limits).limit).toBe(20)
     expect(Math.max(...s.sim.batches.slice(-50))).toBeLessThanOrEqual(20)
   })
@@ -246,21 +246,21 @@ async function timeToReach(s: Sim, limit: number, withinMs: number): Promise<num
 describe('adaptive batch size: it follows a cost curve that changes while it runs', () => {
   it('down: an overhead-bound model becomes one whose cost grows with n² (another model, a core taken)', async () => {
     const s = simulated((n) => 20 + 0.5 * n)
-    expect(mostSeen(await settle(s, 128, 10_000)).limit).toBe(64)
+    expect(mostSeen(await limitsSeen(s, 128, 10_000)).limit).toBe(64)
     const after: Cost = (n) => 1 + 0.5 * n + 0.05 * n * n
     expect(bestOnLadder(after, 64)).toBe(3)
     s.sim.cost = after
     // It finds the new size within 2.5 s of batches (about 1.7 s here), then stays there.
     expect(await timeToReach(s, 3, 2_500)).toBeLessThan(2_500)
-    expect(mostSeen(await settle(s, 128, 4_000)).limit).toBe(3)
+    expect(mostSeen(await limitsSeen(s, 128, 4_000)).limit).toBe(3)
   })
 
   it('up: a model where batching gained nothing becomes one where it gains', async () => {
     const s = simulated((n) => 0.1 + 2 * n)
-    expect(mostSeen(await settle(s, 128, 5_000)).limit).toBe(2)
+    expect(mostSeen(await limitsSeen(s, 128, 5_000)).limit).toBe(2)
     s.sim.cost = (n) => 30 + 0.2 * n
     expect(await timeToReach(s, 64, 2_500)).toBeLessThan(2_500)
-    expect(mostSeen(await settle(s, 128, 4_000)).limit).toBe(64)
+    expect(mostSeen(await limitsSeen(s, 128, 4_000)).limit).toBe(64)
   })
 })
 
@@ -349,7 +349,7 @@ describe('adaptive batch size with latencyTargetMs', () => {
 
   it('without a target, the same curve under a heavy load settles on the size with the most items/s', async () => {
     const s = simulated(cost)
-    const limits = await settle(s, 128, 20_000)
+    const limits = await limitsSeen(s, 128, 20_000)
     expect(mostSeen(limits).limit).toBe(45)
   })
 })
@@ -501,7 +501,7 @@ describe('adaptive batch size: under noisy measurements', () => {
       const served: number[] = []
       for (let seed = 1; seed <= 8; seed++) {
         const s = simulated(noisy(cost, seed))
-        const { limit } = mostSeen(await settle(s, 128, 30_000))
+        const { limit } = mostSeen(await limitsSeen(s, 128, 30_000))
         expect(near).toContain(limit)
         served.push(speed(limit) / best)
       }
@@ -525,7 +525,7 @@ describe('adaptive batch size: a small model measured in a server (the house-pri
     const served: number[] = []
     for (let seed = 1; seed <= 8; seed++) {
       const s = simulated(noisy(seed), { maxBatchSize: 32 })
-      const { limit } = mostSeen(await settle(s, 64, 10_000))
+      const { limit } = mostSeen(await limitsSeen(s, 64, 10_000))
       expect([23, 32]).toContain(limit)
       served.push(speed(limit) / speed(32))
     }
