@@ -24,6 +24,7 @@ describe('FixedBatchSize', () => {
     expect(keys.map((limit) => limit.batchSizeLimit)).toEqual([3, 3, 3])
     expect(limits.batchSizeLimit).toBe(3)
     // Nothing learns, so the queue times no batch for it.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- read only to check that a fixed size defines none of them
     expect([limits.admitted, limits.batchStarted, limits.batchEnded, limits.stepStarted, limits.costCurve]).toEqual([
       undefined,
       undefined,
