@@ -1,5 +1,5 @@
 import { AdaptiveBatchSize, type AdaptiveSettings, type Clock, type CostPoint } from './adaptive.js'
-import type { BatchSizeLimit, BatchSizeLimits, LimitKey, MeasuredBatch } from './limits.js'
+import type { BatchSizeLimit, BatchSizeLimits, BucketKey, MeasuredBatch } from './limits.js'
 
 /** Keys whose estimates a queue keeps (the most recently run), so keys seen once do not pile up. */
 const MAX_ESTIMATES = 64
@@ -7,7 +7,7 @@ const MAX_ESTIMATES = 64
 /** What adaptive limits ask of the queue they serve. */
 export interface LearningQueue {
   /** Calls of `key` waiting now: the load on its limit. */
-  waitingCalls(key: LimitKey): number
+  waitingCalls(key: BucketKey): number
   /** Hears when the size chosen for a key moves. */
   readonly observer: { limitChanged?(from: number, to: number, key: string | undefined): void } | undefined
 }
@@ -44,11 +44,11 @@ export class AdaptiveLimits implements BatchSizeLimits {
     return Math.min(this.lastLearned.chosenSize, this.settings.maxBatchSize)
   }
 
-  limitOf(key: LimitKey): BatchSizeLimit {
+  limitOf(key: BucketKey): BatchSizeLimit {
     return this.estimateOf(key)
   }
 
-  private estimateOf(key: LimitKey): AdaptiveBatchSize {
+  private estimateOf(key: BucketKey): AdaptiveBatchSize {
     if (key.id === undefined) return this.unkeyed
     let estimate = this.estimates.get(key.id)
     if (estimate === undefined) {

@@ -12,7 +12,7 @@ import type { CostPoint } from './adaptive.js'
  */
 export interface BatchSizeLimits {
   /** The limit of the calls of one key: made when the queue first holds calls of that key. */
-  limitOf(key: LimitKey): BatchSizeLimit
+  limitOf(key: BucketKey): BatchSizeLimit
   /** The limit stats() reports: maxBatchSize, or the size adaptive chose for the key that ran last (not a probe's). */
   readonly batchSizeLimit: number
   /**
@@ -46,8 +46,8 @@ export interface BatchSizeLimit {
   readonly batchSizeLimit: number
 }
 
-/** Whose calls a limit is for: `id` is undefined for calls with neither a batchKey nor a model id. */
-export interface LimitKey {
+/** Whose calls a limit is for: the key of a queue's bucket; `id` is undefined for calls with neither a batchKey nor a model id. */
+export interface BucketKey {
   readonly id: string | undefined
   readonly key: string | undefined
   readonly modelId: string | undefined
@@ -55,7 +55,7 @@ export interface LimitKey {
 
 /** A batch, as limits that learn see it. */
 export interface MeasuredBatch {
-  readonly place: LimitKey & { readonly limit: BatchSizeLimit }
+  readonly place: BucketKey & { readonly limit: BatchSizeLimit }
   /** Its calls' units in all. */
   readonly units: number
   readonly entries: readonly unknown[]

@@ -5,7 +5,7 @@ import { requestContext } from './context.js'
 import { Batch, Bucket, Entry, type BatchQueueOf, type BatchRunner } from './calls.js'
 import type { Clock, CostPoint } from './adaptive.js'
 import { AdaptiveLimits } from './adaptive-limits.js'
-import { FixedBatchSize, type BatchSizeLimits, type LimitKey } from './limits.js'
+import { FixedBatchSize, type BatchSizeLimits, type BucketKey } from './limits.js'
 import { DeadlineTimer } from './deadlines.js'
 import { Scheduler, type QueueObserver, type WaitingCalls } from './scheduler.js'
 import { host } from '#batching-host'
@@ -199,15 +199,14 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
     const id = bucketKey(key, modelId)
     let bucket = this.buckets.get(id)
     if (!bucket) {
-      const place = { id, key, modelId }
-      bucket = new Bucket<T, R>(id, key, modelId, this.limits.limitOf(place))
+      bucket = new Bucket<T, R>(id, key, modelId, this.limits.limitOf({ id, key, modelId }))
       this.buckets.set(id, bucket)
     }
     return bucket
   }
 
   /** Calls of `key` waiting now (what an adaptive limit weighs as its load). */
-  waitingCalls(key: LimitKey): number {
+  waitingCalls(key: BucketKey): number {
     if (key.id === undefined && this.buckets.size === 1) return this.queued
     return this.buckets.get(key.id)?.waitingCalls ?? 0
   }

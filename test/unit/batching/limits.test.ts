@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from 'vitest'
 import { AdaptiveLimits, type LearningQueue } from '../../../src/batching/adaptive-limits.js'
-import { FixedBatchSize, type BatchSizeLimit, type BatchSizeLimits, type LimitKey, type MeasuredBatch } from '../../../src/batching/limits.js'
+import { FixedBatchSize, type BatchSizeLimit, type BatchSizeLimits, type BucketKey, type MeasuredBatch } from '../../../src/batching/limits.js'
 
 const settings = (maxBatchSize: number) => ({ maxBatchSize, maxConcurrentBatches: 1, batchWaitTimeoutS: 0 })
-const unkeyed: LimitKey = { id: undefined, key: undefined, modelId: undefined }
-const keyed = (key: string): LimitKey => ({ id: key, key, modelId: undefined })
+const unkeyed: BucketKey = { id: undefined, key: undefined, modelId: undefined }
+const keyed = (key: string): BucketKey => ({ id: key, key, modelId: undefined })
 
 describe('FixedBatchSize', () => {
   it('answers maxBatchSize for every key, follows setMaxBatchSize, learns nothing, and holds while a batch forms', () => {
@@ -47,11 +47,11 @@ function adaptive(maxBatchSize = 64) {
   const options = settings(maxBatchSize)
   const limits = new AdaptiveLimits(options, undefined, queue, () => clock.now, false)
   /** Run `batches` batches of `key`, each as large as its limit allows, taking `cost(n)` ms. */
-  const run = (key: LimitKey, cost: (n: number) => number, batches: number, limit = limits.limitOf(key)) => {
+  const run = (key: BucketKey, cost: (n: number) => number, batches: number, limit = limits.limitOf(key)) => {
     for (let i = 0; i < batches; i++) limits.batchEnded(measured(key, limit, cost))
     return limit.batchSizeLimit
   }
-  const measured = (key: LimitKey, limit: BatchSizeLimit, cost: (n: number) => number, n = limit.batchSizeLimit): MeasuredBatch => {
+  const measured = (key: BucketKey, limit: BatchSizeLimit, cost: (n: number) => number, n = limit.batchSizeLimit): MeasuredBatch => {
     const batch = { place: { ...key, limit }, units: n, entries: Array.from({ length: n }), startedAt: 0, abandoned: false }
     limits.batchStarted(batch)
     clock.now += cost(n)
