@@ -67,7 +67,7 @@ export function batch(first?: unknown, second?: unknown, ...legacy: unknown[]): 
         `(@batch({ maxBatchSize: 4 })), received ${formatReceived(first)}`,
     )
   }
-  return batchMethod(first as BatchOptions<never> | undefined)
+  return batchMethod(first)
 }
 
 /**

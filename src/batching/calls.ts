@@ -192,12 +192,13 @@ export class Batch<T, R> implements BatchInfo {
    * indexes that part.
    */
   infoFor(entries: readonly Entry<T, R>[]): BatchInfo {
-    const batch = this
+    // The batch's signal is made on first use: read through, not copied.
+    const signalOfBatch = () => this.signal
     return {
       key: this.key,
       multiplexedModelId: this.multiplexedModelId,
       get signal() {
-        return batch.signal
+        return signalOfBatch()
       },
       isActive: (index) => {
         const entry = entries[index]
@@ -282,7 +283,10 @@ export function promiseRunner<T, R>(handler: BatchHandler<T, R>, isolate: boolea
       }
       return
     }
-    if (!Array.isArray(results)) {
+    // Typed as an array, but a handler in JavaScript may return anything. Checked as unknown:
+    // Array.isArray() would narrow `results` to any[], and the loop below would read any.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- see above
+    if (!Array.isArray(results as unknown)) {
       const returned = results === null ? 'null' : typeof results
       return failUnsettled(entries, new BatchHandlerError(`the batched handler must return an array with one result per item, returned ${returned}`))
     }

@@ -92,7 +92,7 @@ export function batchMethod(options: BatchOptions<never> | undefined): BatchMeth
         batchKey: batchKey && ((list, context) => batchKey(list[0]!, context)),
       })
       let methods = methodsByInstance.get(instance)
-      if (!methods) methodsByInstance.set(instance, (methods = new Map()))
+      if (!methods) methodsByInstance.set(instance, (methods = new Map<string, BatchControls<unknown>>()))
       methods.set(name, queue)
       return queue
     }
@@ -126,7 +126,8 @@ function sumOf<T>(list: T[], sizeOf: (item: T) => number): number {
 
 /** Flatten the callers' lists into one call of the method, then hand each caller its slice. */
 async function runLists<This, T, R>(method: DecoratedMethod<This, T, R>, instance: This, lists: T[][], info: BatchInfo): Promise<(R[] | Error)[]> {
-  const items = lists.flat() as T[]
+  const items: T[] = []
+  for (const list of lists) items.push(...list)
   let results: ReadonlyArray<R | Error>
   try {
     results = await method.call(instance, items, info)

@@ -188,7 +188,7 @@ export function getValidOptions<T>(options: BatchOptions<T> | undefined): Resolv
   if (typeof allowSmallBatch !== 'boolean') {
     throw new TypeError(`allowSmallBatch must be true or false, received ${formatReceived(allowSmallBatch)}`)
   }
-  const onBatchError = orDefault(options.onBatchError, 'fail-all' as OnBatchError)
+  const onBatchError = orDefault<OnBatchError>(options.onBatchError, 'fail-all')
   if (onBatchError !== 'fail-all' && onBatchError !== 'isolate') {
     throw new TypeError(`onBatchError must be 'fail-all' or 'isolate', received ${formatReceived(onBatchError)}`)
   }

@@ -65,6 +65,7 @@ export class StreamChannel<R> implements AsyncIterableIterator<R> {
     if (this.error) {
       const { reason } = this.error
       this.error = undefined
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what the handler threw reaches the reader as it was
       return Promise.reject(reason)
     }
     if (this.done) return Promise.resolve({ value: undefined, done: true })
