@@ -68,7 +68,6 @@
  */
 
 import { host } from '#batching-host'
-import type { BatchSizeLimit } from './limits.js'
 
 /** One size of a measured cost curve: the mean milliseconds a batch of `size` units took. */
 export interface CostPoint {
@@ -136,7 +135,7 @@ export function sizeLadder(max: number): number[] {
   return sizes
 }
 
-export class AdaptiveBatchSize implements BatchSizeLimit {
+export class AdaptiveBatchSize {
   /** The limit for the next batch: the chosen size, or a probe's (see batchSizeLimit). */
   private next: number
   /** The largest call (units) admitted so far: the limit never goes below it. */

@@ -1,4 +1,5 @@
 import { host } from '#batching-host'
+import type { ContextStorage } from './host.js'
 import type { CancelSignal } from './cancel-signal.js'
 import type { CallContext } from './options.js'
 
@@ -35,18 +36,8 @@ export interface RequestContext extends AmbientContext {
   origin: 'http' | 'handle' | 'batch'
 }
 
-/**
- * The part of AsyncLocalStorage this package uses. Typed here rather than as
- * Node's class, so that the declarations a Workers or browser project reads
- * need no Node types.
- */
-export interface ContextStorage {
-  getStore(): AmbientContext | undefined
-  run<A extends unknown[], R>(store: AmbientContext, fn: (...args: A) => R, ...args: A): R
-}
-
 /** Where the context of the request whose code is running is kept. */
-export const requestContext: ContextStorage = host.contextStorage()
+export const requestContext: ContextStorage<AmbientContext> = host.contextStorage<AmbientContext>()
 
 /** The context of the request whose code is running, if any. */
 export function currentContext(): AmbientContext | undefined {

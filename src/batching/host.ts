@@ -1,5 +1,3 @@
-import type { ContextStorage } from './context.js'
-
 /**
  * What the batching core needs of the runtime it runs on, and nothing more.
  * Each runtime has a module of its own under host/, and package.json's
@@ -14,7 +12,7 @@ import type { ContextStorage } from './context.js'
  */
 export interface BatchingHost {
   /** Where the context of the request whose code is running is kept (see context.ts). */
-  contextStorage(): ContextStorage
+  contextStorage<S>(): ContextStorage<S>
   /**
    * Whether the clock stands still while code runs. Deployed Workers move it
    * only on I/O (a defence against timing attacks), so no stretch of code
@@ -33,6 +31,16 @@ export interface BatchingHost {
    * to requests (Workers); undefined where it does not.
    */
   currentIo(): RequestIo | undefined
+}
+
+/**
+ * The part of AsyncLocalStorage this package uses. Typed here rather than as
+ * Node's class, so that the declarations a Workers or browser project reads
+ * need no Node types.
+ */
+export interface ContextStorage<S> {
+  getStore(): S | undefined
+  run<A extends unknown[], R>(store: S, fn: (...args: A) => R, ...args: A): R
 }
 
 /**

@@ -17,18 +17,17 @@
  * multiplexed method's model id likewise: call `multiplexedModelId()` before
  * the first await and keep it.
  */
-import type { AmbientContext, ContextStorage } from '../context.js'
-import type { BatchingHost } from '../host.js'
+import type { BatchingHost, ContextStorage } from '../host.js'
 
 /** AsyncLocalStorage's getStore() and run(), for the synchronous part of the code that run() runs. */
-class SynchronousContext implements ContextStorage {
-  private store: AmbientContext | undefined
+class SynchronousContext<S> implements ContextStorage<S> {
+  private store: S | undefined
 
-  getStore(): AmbientContext | undefined {
+  getStore(): S | undefined {
     return this.store
   }
 
-  run<A extends unknown[], R>(store: AmbientContext, fn: (...args: A) => R, ...args: A): R {
+  run<A extends unknown[], R>(store: S, fn: (...args: A) => R, ...args: A): R {
     const outer = this.store
     this.store = store
     try {

@@ -6,11 +6,10 @@
  * request.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { AmbientContext } from '../context.js'
 import type { BatchingHost } from '../host.js'
 
 export const host: BatchingHost = {
-  contextStorage: () => new AsyncLocalStorage<AmbientContext>(),
+  contextStorage: () => new AsyncLocalStorage(),
   clockStandsStill: false,
   timersBelongToRequests: false,
   currentIo: () => undefined,

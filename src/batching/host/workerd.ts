@@ -9,7 +9,6 @@
  *   and may be cancelled with it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { AmbientContext } from '../context.js'
 import type { BatchingHost, RequestIo } from '../host.js'
 
 interface Socket {
@@ -43,7 +42,7 @@ class WorkerRequestIo implements RequestIo {
 }
 
 export const host: BatchingHost = {
-  contextStorage: () => new AsyncLocalStorage<AmbientContext>(),
+  contextStorage: () => new AsyncLocalStorage(),
   clockStandsStill: true,
   timersBelongToRequests: true,
   currentIo: () => new WorkerRequestIo(),
