@@ -21,7 +21,7 @@ export function findCallable(instance: object, name: unknown): (...args: unknown
     if (typeof value === 'function') return value as (...args: unknown[]) => unknown
     throw notCallable(name)
   }
-  for (let proto = Object.getPrototypeOf(instance); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (let proto: unknown = Object.getPrototypeOf(instance); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
     const descriptor = Object.getOwnPropertyDescriptor(proto, name)
     if (!descriptor) continue
     // A getter is not a method: calling it through a handle would run code

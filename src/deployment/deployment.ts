@@ -152,7 +152,7 @@ function make<C extends DeploymentClass>(cls: C, options: ResolvedDeploymentOpti
     args,
     bind: (...bound: unknown[]) => make(cls, options, bound),
     withOptions: (changes: DeploymentOptions) => make(cls, getValidDeploymentOptions({ ...fromResolved(options, changes), ...changes }, cls.name), args),
-  }) as Deployment<C>
+  })
 }
 
 /** The options to start from in `.withOptions(changes)`: changing the count one way drops the other way. */
@@ -212,7 +212,7 @@ export function checkDeployment(value: unknown, fn: string, restOfCall = ''): as
 /** An option listing deployments (`serve()`'s and `serveWorker()`'s `deployments`): undefined, or an array of them. */
 export function checkDeploymentList(value: unknown, option: string): void {
   if (value === undefined || (Array.isArray(value) && value.every(isDeployment))) return
-  const slip = Array.isArray(value) ? value.find((each) => !isDeployment(each)) : undefined
+  const slip: unknown = Array.isArray(value) ? value.find((each: unknown) => !isDeployment(each)) : undefined
   const named = typeof slip === 'function' && slip.name ? ` (wrap ${slip.name} as deployment(${slip.name}))` : ''
   throw new TypeError(`${option} must be an array of deployments made with deployment(Class), received ${formatReceived(value)}${named}`)
 }

@@ -34,7 +34,7 @@ export class ReplicaSet {
  */
 export function relayedReplicaSet(deployment: Deployment, endpoint: ReplicaEndpoint): ReplicaSet {
   const options = { ...deployment.options, numReplicas: 1, autoscaling: undefined, maxOngoingRequests: Infinity, maxQueuedRequests: Infinity }
-  const relayed: Deployment = Object.create(deployment, { options: { value: options } })
+  const relayed = Object.create(deployment, { options: { value: options } }) as Deployment
   return new ReplicaSet(relayed, [endpoint])
 }
 

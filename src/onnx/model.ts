@@ -176,7 +176,7 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
     )
   }
   log.info('model loaded', { provider: value.provider, numThreads, numThreadsChosenBy: reason })
-  return new Model(value.session as ModelSession, value.provider, platform.Tensor, numThreads)
+  return new Model(value.session, value.provider, platform.Tensor, numThreads)
 }
 
 /**
@@ -264,6 +264,6 @@ async function bytesOf(platform: OrtPlatform, source: ModelSource): Promise<Uint
   if (source instanceof Uint8Array) return source
   if (source instanceof ArrayBuffer) return new Uint8Array(source)
   if (typeof source === 'string' || source instanceof URL) return platform.fetchBytes(source)
-  if (source && typeof (source as Response).arrayBuffer === 'function') return responseBytes(source as Response)
+  if (source && typeof source.arrayBuffer === 'function') return responseBytes(source)
   throw new TypeError(`loadModel() takes bytes, a URL or a Response, received ${formatReceived(source)}`)
 }

@@ -48,7 +48,7 @@ export function split(tensor: Tensor): NumericArray[] {
   if (n === undefined) throw new RangeError('split() needs a tensor with a batch axis')
   const size = rest.reduce((a, b) => a * b, 1)
   const data = tensor.data as NumericArray
-  return Array.from({ length: n }, (_, i) => data.subarray(i * size, (i + 1) * size) as NumericArray)
+  return Array.from({ length: n }, (_, i) => data.subarray(i * size, (i + 1) * size))
 }
 
 export interface Padded {

@@ -12,6 +12,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../support/free-port.js'
@@ -48,8 +49,6 @@ beforeAll(async () => {
   // The model Worker's model: the script the README links to, saved in the project, then its `node make-model.mjs`.
   projects.model.write({ 'make-model.mjs': docsFile('docs/models.md', 'make-model.mjs') })
   for (const command of then.model.filter((each) => each.startsWith('node '))) await runReadmeScript(projects.model, command)
-  for (const kind of Object.keys(SECTIONS) as Kind[]) {
-  }
 }, 600_000)
 
 afterAll(() => {
@@ -71,8 +70,7 @@ const predictAt = (base: string, features: number[]) =>
 
 /** Lines of wrangler's output that warn or report an error. */
 const warnings = (output: string) =>
-  output
-    .replace(/\x1b\[[0-9;]*m/g, '')
+  stripVTControlCharacters(output)
     .split('\n')
     .filter((line) => /WARNING|\[wrangler:warn\]|\[ERROR\]|Uncaught|"level":"(warn|error)"/.test(line))
 
@@ -82,7 +80,7 @@ async function dryRun(kind: Kind): Promise<{ files: Map<string, Buffer>; uploadB
   outdirs.push(outdir)
   const { stdout } = await mustRun('npx', ['--no', 'wrangler', 'deploy', '--dry-run', '--outdir', outdir], projects[kind].dir, 120_000)
   expect(stdout).toContain('--dry-run: exiting now.')
-  const upload = /Total Upload: ([\d.]+) KiB/.exec(stdout.replace(/\x1b\[[0-9;]*m/g, ''))
+  const upload = /Total Upload: ([\d.]+) KiB/.exec(stripVTControlCharacters(stdout))
   if (!upload) throw new Error(`wrangler deploy --dry-run reported no Total Upload:\n${stdout}`)
   const names = readdirSync(outdir).filter((name) => !name.endsWith('.map') && name !== 'README.md')
   return { files: new Map(names.map((name) => [name, readFileSync(join(outdir, name))])), uploadBytes: Number(upload[1]) * 1024 }
@@ -169,8 +167,10 @@ describe('Workers, from the installed package', () => {
     const { base, dev } = await wranglerDev('model')
     try {
       const predict = (features: number[]) => predictAt(base, features)
-      const answers = await Promise.all([FEATURES, FEATURES.map((x) => x * 1.1), FEATURES].map(async (features) => (await predict(features)).json()))
-      const predictions = answers.map((answer) => (answer as { prediction: number }).prediction)
+      const answers = await Promise.all(
+        [FEATURES, FEATURES.map((x) => x * 1.1), FEATURES].map(async (features) => (await predict(features)).json() as Promise<{ prediction: number }>),
+      )
+      const predictions = answers.map((answer) => answer.prediction)
       for (const prediction of predictions) expect(Number.isFinite(prediction)).toBe(true)
       expect(predictions[2]).toBe(predictions[0]) // the same features, the same price, whichever batch they were in
       expect(predictions[1]).not.toBe(predictions[0])
@@ -203,7 +203,7 @@ describe('Workers, from the installed package', () => {
         expect(answer.status, `house ${i}: ${await answer.clone().text()}`).toBe(200)
         expect(((await answer.json()) as { prediction: number }).prediction).toBeCloseTo(alone[i]!, 4)
       }
-      expect(bad!.status >= 400 && bad!.status < 500, `a row of 3 numbers: ${bad!.status} ${await bad!.text()}`).toBe(true)
+      expect(bad.status >= 400 && bad.status < 500, `a row of 3 numbers: ${bad.status} ${await bad.text()}`).toBe(true)
     } finally {
       await dev.stop()
     }

@@ -208,7 +208,7 @@ export class InstancePool implements ModelSession {
    */
   async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
     const wire: WireFeeds = {}
-    for (const [name, tensor] of Object.entries(feeds)) wire[name] = { type: tensor.type, dims: tensor.dims, data: tensor.data as WireFeeds[string]['data'] }
+    for (const [name, tensor] of Object.entries(feeds)) wire[name] = { type: tensor.type, dims: tensor.dims, data: tensor.data }
     const n = batchSizeOf(wire)
     const idle = this.instances.filter((instance) => instance.running === 0)
     const on = idle.length > 0 ? idle : [this.instances.reduce((a, b) => (b.running < a.running ? b : a))]

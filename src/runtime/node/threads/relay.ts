@@ -53,10 +53,10 @@ export function incomingBody(cancel: () => void): { body: ReadableStream<Uint8Ar
 
 /** Where a call's outcome goes: one message, or a stream's start, its chunks and its end. */
 export interface OutcomeSink {
-  whole(outcome: WholeOutcome): void
-  stream(): void
-  chunk(bytes: ArrayBuffer): void
-  end(error?: string): void
+  whole: (outcome: WholeOutcome) => void
+  stream: () => void
+  chunk: (bytes: ArrayBuffer) => void
+  end: (error?: string) => void
 }
 
 /**

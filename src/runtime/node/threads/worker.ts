@@ -13,7 +13,7 @@ import { answerBadJsonWith400 } from '../../../deployment/body/json-or-400.js'
 import { errorResponse, RequestCancelledError, RequestTimeoutError } from '../../../errors.js'
 import { deploymentsOf } from '../../../http/ingress.js'
 import { onServeCaptured } from './hook.js'
-import type { FromWorker, HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
+import type { HeaderList, ThreadWorkerData, ToWorker } from './protocol.js'
 import { outboxSender } from './outbox.js'
 import { relayBody, sendOutcome, type OutcomeSink } from './relay.js'
 import { BodyDownload } from './request-body.js'
@@ -123,6 +123,13 @@ function handle(replica: Replica, message: ToWorker): void {
       return
     case 'stop':
       void replica.stop().then(() => post({ type: 'stopped' }))
+      return
+    case 'call-outcome':
+    case 'call-stream':
+    case 'call-chunk':
+    case 'call-end':
+      // Answers to this thread's own handle calls: the port's listener gives them to serverCalls, never here.
+      return
   }
 }
 
@@ -188,10 +195,10 @@ async function serveFetch(replica: Replica, message: Extract<ToWorker, { type: '
  */
 function ownBytes(body: string | Uint8Array | ArrayBuffer): ArrayBuffer {
   // The Encoding standard gives encode()'s bytes a new buffer of their exact length.
-  if (typeof body === 'string') return encoder.encode(body).buffer as ArrayBuffer
+  if (typeof body === 'string') return encoder.encode(body).buffer
   if (body instanceof ArrayBuffer) return body.slice(0)
   // new Uint8Array(view) copies the view's bytes into a buffer of their exact length.
-  return new Uint8Array(body).buffer as ArrayBuffer
+  return new Uint8Array(body).buffer
 }
 const encoder = new TextEncoder()
 
