@@ -57,7 +57,7 @@ async function pathOfOne(): Promise<Record<string, string[]>> {
 const count = (files: Record<string, string[]>) => Object.values(files).reduce((sum, names) => sum + names.length, 0)
 
 // The fewest of five requests: what else the event loop ran in a window (the turns owed after a
-// turn that a collection or a busy machine stretched past the budget, see loop-turn.ts) is not the path.
+// turn that a collection or a busy machine stretched past the budget, see src/batching/scheduler.ts) is not the path.
 let files = await pathOfOne()
 for (let i = 1; i < 5; i++) {
   const next = await pathOfOne()

@@ -26,7 +26,7 @@ const ocrReplicas = Number(env.BENCH_OCR_REPLICAS ?? 1)
  * The OCR classifier without batching: the shipped class at maxBatchSize 1,
  * so one session.run per request, scheduled by the same queue. A twin that
  * called session.run from fetch() would also differ in how the event loop
- * turns between runs (see src/batching/loop-turn.ts): on Node it accepts new
+ * turns between runs (see src/batching/scheduler.ts): on Node it accepts new
  * connections one run at a time, which is not what this ratio measures.
  *
  * One run at a time, as one session serves requests without batching: the
