@@ -79,7 +79,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
   batchEnded(batch: MeasuredBatch): void {
     // Continuous batching learned from its steps; a batch whose callers all left ended early.
     if (this.perStep || batch.abandoned) return
-    this.learn(batch.place, batch.units, batch.entries.length, this.unkeyed.now() - batch.startedAt)
+    this.learn(batch.bucket, batch.units, batch.entries.length, this.unkeyed.now() - batch.startedAt)
   }
 
   stepStarted(batch: MeasuredBatch): (calls: readonly { readonly size: number }[]) => void {
@@ -88,7 +88,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
     return (calls) => {
       let units = 0
       for (const call of calls) units += call.size
-      this.learn(batch.place, units, calls.length, this.unkeyed.now() - started)
+      this.learn(batch.bucket, units, calls.length, this.unkeyed.now() - started)
     }
   }
 
@@ -101,20 +101,20 @@ export class AdaptiveLimits implements BatchSizeLimits {
     return this.unkeyed.measuring
   }
 
-  /** `units` in `calls` calls of `place` took `executionMs` (a whole batch, or a step of continuous batching). */
-  private learn(place: MeasuredBatch['place'], units: number, calls: number, executionMs: number): void {
+  /** `units` in `calls` calls of `bucket` took `executionMs` (a whole batch, or a step of continuous batching). */
+  private learn(bucket: MeasuredBatch['bucket'], units: number, calls: number, executionMs: number): void {
     // The estimate its calls were given: it stays theirs even once 64 other keys have pushed it out.
-    const estimate = place.limit instanceof AdaptiveBatchSize ? place.limit : this.estimateOf(place)
-    if (place.id !== undefined) {
+    const estimate = bucket.limit instanceof AdaptiveBatchSize ? bucket.limit : this.estimateOf(bucket)
+    if (bucket.id !== undefined) {
       // The most recently run keys are kept: refresh its place in the Map's order.
-      this.estimates.delete(place.id)
-      this.estimates.set(place.id, estimate)
+      this.estimates.delete(bucket.id)
+      this.estimates.set(bucket.id, estimate)
     }
-    estimate.learn(units, calls, executionMs, this.queue.waitingCalls(place))
+    estimate.learn(units, calls, executionMs, this.queue.waitingCalls(bucket))
     this.lastLearned = estimate
     const chosen = estimate.chosenSize
     if (chosen !== estimate.lastReported) {
-      this.queue.observer?.limitChanged?.(estimate.lastReported, chosen, place.key ?? place.modelId)
+      this.queue.observer?.limitChanged?.(estimate.lastReported, chosen, bucket.key ?? bucket.modelId)
       estimate.lastReported = chosen
     }
   }

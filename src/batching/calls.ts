@@ -125,7 +125,7 @@ export class Batch<T, R> implements BatchInfo {
   constructor(
     readonly queue: BatchQueueOf<T, R>,
     /** The bucket of the queue the batch was begun in: calls of one batchKey and one model id. */
-    readonly place: Bucket<T, R>,
+    readonly bucket: Bucket<T, R>,
     /** Order in which batches were begun: among buckets, the one whose batch began first goes first. */
     readonly sequence: number,
   ) {}
@@ -136,11 +136,11 @@ export class Batch<T, R> implements BatchInfo {
   }
 
   get key(): string | undefined {
-    return this.place.key
+    return this.bucket.key
   }
 
   get multiplexedModelId(): string | undefined {
-    return this.place.modelId
+    return this.bucket.modelId
   }
 
   add(entry: Entry<T, R>): void {

@@ -29,7 +29,7 @@ export function continuousRunner<T, R>(step: ContinuousStep<T, R>) {
       if (batch.released) return
       let used = 0
       for (const entry of active) used += entry.size
-      const joined = queue.join(batch, batch.place.limit.batchSizeLimit - used)
+      const joined = queue.join(batch, batch.bucket.limit.batchSizeLimit - used)
       if (joined > 0) active.push(...batch.entries.slice(-joined))
       active = active.filter((entry) => !entry.settled)
       if (active.length === 0) return

@@ -55,7 +55,7 @@ export interface BucketKey {
 
 /** A batch, as limits that learn see it. */
 export interface MeasuredBatch {
-  readonly place: BucketKey & { readonly limit: BatchSizeLimit }
+  readonly bucket: BucketKey & { readonly limit: BatchSizeLimit }
   /** Its calls' units in all. */
   readonly units: number
   readonly entries: readonly unknown[]

@@ -227,7 +227,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
   private leaveWaitingBatch(entry: Entry<T, R>, batch: Batch<T, R>): void {
     batch.gone++
     batch.units -= entry.size
-    if (batch.live === 0) this.unlink(batch.place, batch)
+    if (batch.live === 0) this.unlink(batch.bucket, batch)
     if (--this.queued === 0) this.scheduler.stopForming()
   }
 
@@ -310,7 +310,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
 
   join(batch: Batch<T, R>, freeUnits: number): number {
     if (batch.released) return 0
-    const bucket = this.buckets.get(batch.place.id)
+    const bucket = this.buckets.get(batch.bucket.id)
     if (!bucket) return 0
     let joined = 0
     for (let from = bucket.batches[0]; from !== undefined && freeUnits > 0; from = bucket.batches[0]) {

@@ -222,7 +222,7 @@ export class Scheduler<T, R> {
     // A batch serves many calls, so its handler runs in the batch's own
     // context (its model id, if any), never in the context of whichever
     // request's code happened to start it.
-    const modelId = batch.place.modelId
+    const modelId = batch.bucket.modelId
     const context = modelId === undefined ? NO_MODEL : { origin: 'batch' as const, multiplexedModelId: modelId }
     let failure: unknown
     try {
