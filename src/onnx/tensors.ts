@@ -126,13 +126,19 @@ type ElementType = 'float32' | 'int32' | 'int64'
  * would quietly turn a string or an object into NaN, a number past float32's
  * range into Infinity, a fraction into an integer, and throw at a bigint.
  */
+/** A typed array (every view but a DataView): its values can be read by index. */
+function hasLength(view: ArrayBufferView): view is ArrayBufferView & ArrayLike<unknown> {
+  return !(view instanceof DataView)
+}
+
 function listProblem(item: unknown, type: ElementType): string | undefined {
   const what = type === 'int64' ? 'integer ids' : 'numbers'
   if (ArrayBuffer.isView(item)) {
     const bigints = item instanceof BigInt64Array || item instanceof BigUint64Array
     if (bigints) return type === 'int64' ? undefined : `is a ${item.constructor.name}, not a list of numbers`
+    if (!hasLength(item)) return `is a ${item.constructor.name}, not a list of ${what}`
     // A float array given for int64 ids: its values must still be whole.
-    return type === 'int64' ? valuesProblem(item as unknown as ArrayLike<unknown>, type) : undefined
+    return type === 'int64' ? valuesProblem(item, type) : undefined
   }
   if (typeof item !== 'object' || item === null || typeof (item as { length?: unknown }).length !== 'number') {
     return `is not a list of ${what} (received ${describe(item)})`

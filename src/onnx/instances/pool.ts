@@ -216,6 +216,8 @@ export class InstancePool implements ModelSession {
     const results = await Promise.all(slices.map((slice, i) => on[i]!.run(slice)))
     const joined = joinOutputs(results)
     const outputs: Record<string, Tensor> = {}
+    // onnxruntime's Tensor constructor is typed as one overload per element type; the joined outputs' type and
+    // data came from its own tensors, so they match at run time, which no single overload can say.
     const TensorClass = this.Tensor as unknown as new (type: string, data: unknown, dims: readonly number[]) => Tensor
     for (const [name, { type, data, dims }] of Object.entries(joined)) outputs[name] = new TensorClass(type, data, dims)
     return outputs

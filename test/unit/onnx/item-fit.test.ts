@@ -31,7 +31,15 @@ describe('stack() checks each item against the shape', () => {
   })
 
   it('refuses what is not a list of numbers, which a typed array would quietly turn into NaN', () => {
-    const items = [undefined, 'abcdefgh', [1, 2, 3, '4', 5, 6, 7, 8], { features: row(8) }, [1, 2, 3, 4, 5, 6, 7, [8]], new BigInt64Array(8)]
+    const items = [
+      undefined,
+      'abcdefgh',
+      [1, 2, 3, '4', 5, 6, 7, 8],
+      { features: row(8) },
+      [1, 2, 3, 4, 5, 6, 7, [8]],
+      new BigInt64Array(8),
+      new DataView(new ArrayBuffer(32)),
+    ]
     const errors = itemErrors(() => stack(items as unknown as number[][], [8]))
     expect(errors).toEqual({
       0: [422, 'item is not a list of numbers (received undefined); shape [8] needs 8 numbers'],
@@ -40,6 +48,7 @@ describe('stack() checks each item against the shape', () => {
       3: [422, 'item is not a list of numbers (received an object); shape [8] needs 8 numbers'],
       4: [422, 'item has a value that is not a number at [7] (received an array); shape [8] needs 8 numbers'],
       5: [422, 'item is a BigInt64Array, not a list of numbers; shape [8] needs 8 numbers'],
+      6: [422, 'item is a DataView, not a list of numbers; shape [8] needs 8 numbers'],
     })
   })
 
