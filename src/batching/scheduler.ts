@@ -336,7 +336,6 @@ const endYield = (): void => {
   for (const callback of waiting.splice(0)) macrotask(callback)
 }
 
-/** Young: no batch yet this turn, or under the budget (in time, and where the clock stands still, in count). */
 /**
  * Whether a batch may start in this turn of the event loop, or must wait for
  * it to turn: no turns are owed to batches that held the thread, and the
