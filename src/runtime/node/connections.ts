@@ -45,7 +45,7 @@ export function answeredBeforeBodyEnded(socket: Duplex): boolean {
  * @hono/node-server's to discard): sees to the rest of it as the module
  * comment says.
  */
-export function settleUnreadBody(incoming: IncomingMessage, outgoing: ServerResponse): void {
+export function drainOrCloseAfterAnswer(incoming: IncomingMessage, outgoing: ServerResponse): void {
   const socket = incoming.socket
   let phase: Phase = 'answering'
   const close = () => {

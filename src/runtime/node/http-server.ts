@@ -12,7 +12,7 @@ import { answerBadJsonWith400 } from '../../deployment/body/json-or-400.js'
 import { headerSource, watchDisconnect, type CancelTarget } from '../../http/runtime-env.js'
 import { errorResponse, RequestCancelledError } from '../../errors.js'
 import { answerClientErrors, type AnsweredRequest } from './client-errors.js'
-import { settleUnreadBody } from './connections.js'
+import { drainOrCloseAfterAnswer } from './connections.js'
 import { closeIdleConnectionsAfterReading } from './idle-connections.js'
 
 export interface HttpServerOptions {
@@ -71,7 +71,7 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
     } finally {
       if (counted && --inFlight === 0) drained?.()
       // The adaptor drains a body still arriving for 500 ms, then resets the connection, and never says Connection: close.
-      if (!(incoming.readableEnded || incoming.destroyed || incoming.complete)) settleUnreadBody(incoming, outgoing)
+      if (!(incoming.readableEnded || incoming.destroyed || incoming.complete)) drainOrCloseAfterAnswer(incoming, outgoing)
     }
   }
   // hostname also stands in for a request without a Host header. The adaptor would answer a request it

@@ -31,7 +31,7 @@ export interface WatchedRequest {
    * request. A success answer given while the body is still being read may
    * be streaming it, so its body is left to it.
    */
-  settle(answer: Response): Promise<void>
+  readRestAfter(answer: Response): Promise<void>
 }
 
 /** Bodies of at most this many bytes, by their Content-Length, go to the app as they came (see hasSmallBody). */
@@ -77,7 +77,7 @@ const Pipe = inWorkerd ? IdentityTransformStream : TransformStream<Uint8Array, U
 
 export function watchBody(request: Request): WatchedRequest {
   const source = request.body
-  if (!source) return { request, settle: async () => undefined }
+  if (!source) return { request, readRestAfter: async () => undefined }
   const reader = source.getReader()
   // workerd allows one pending read on a request body: reads queue here.
   let lastRead: Promise<unknown> = Promise.resolve()
@@ -108,14 +108,14 @@ export function watchBody(request: Request): WatchedRequest {
       if (next.done || detached) return void (await writer.close())
       await writer.write(next.value)
       touched = true
-      // The app answered meanwhile: it gets the end of the body, settle() reads the rest.
+      // The app answered meanwhile: it gets the end of the body, readRestAfter() reads the rest.
       if (detached) return void (await writer.close())
     }
   })().catch(() => undefined) // the app stopped reading (a size limit, an early answer)
   return {
     // Elsewhere a stream body needs `duplex` (workerd's Request has no such option).
     request: new Request(request, inWorkerd ? { body: pipe.readable } : ({ body: pipe.readable, duplex: 'half' } as RequestInit)),
-    async settle(answer) {
+    async readRestAfter(answer) {
       if (finished || (touched && answer.status < 400)) return
       // The app is done with the body. A chunk written and never taken stays
       // pending (nothing waits for it); the rest is read and thrown away here.

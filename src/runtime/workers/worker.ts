@@ -69,7 +69,7 @@ export function serveWorker(app: AppLike, options: ServeWorkerOptions = {}): Wor
       if (hasSmallBody(request)) return answerRequest(request, env, ctx)
       const watched = watchBody(request)
       const answer = await answerRequest(watched.request, env, ctx)
-      await watched.settle(answer)
+      await watched.readRestAfter(answer)
       return answer
     },
   }

@@ -1,6 +1,6 @@
 /**
  * serveWorker()'s body handling outside workerd: small bodies left to the app and read after its answer if it did not, the rest through its pipe (its module also loads in Node):
- * the app reads the body through it, and an early answer's settle() reads
+ * the app reads the body through it, and an early answer's readRestAfter() reads
  * the rest. In workerd the same is tested through wrangler dev
  * (test/e2e/wrangler-dev.test.ts, test/reliability/7-keep-alive.test.ts).
  */
@@ -13,7 +13,7 @@ describe('watchBody() outside workerd', () => {
   it('hands the app the whole body', async () => {
     const watched = watchBody(post('hello'))
     expect(await watched.request.text()).toBe('hello')
-    await watched.settle(new Response('ok'))
+    await watched.readRestAfter(new Response('ok'))
   })
 
   it('reads the rest of a body the app refused after reading part of it', async () => {
@@ -21,7 +21,7 @@ describe('watchBody() outside workerd', () => {
     const reader = watched.request.body!.getReader()
     expect((await reader.read()).done).toBe(false)
     await reader.cancel()
-    await watched.settle(new Response('too large', { status: 413 }))
+    await watched.readRestAfter(new Response('too large', { status: 413 }))
   })
 
   it('leaves a request without a body as it is', async () => {
