@@ -101,12 +101,12 @@ import {
   type BatchOptions,
   type StreamStep,
 } from '../../src/index.js'
-import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../support/deferred.js'
+import { deferred, flushQueue, passOwedLoopTurns, useFakeTime } from '../support/deferred.js'
 
-// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+// No test inherits the loop turns an earlier test's batches are owed (see passOwedLoopTurns).
 afterEach(async () => {
   vi.useRealTimers()
-  await settleLoopTurns()
+  await passOwedLoopTurns()
 })
 
 // --- helpers -----------------------------------------------------------------

@@ -15,7 +15,7 @@ afterAll(async () => {
 })
 
 describe('the demo app under wrangler dev', () => {
-  it('answers the seed queries through the Durable Object', async () => {
+  it("answers the Ray Serve tutorials' queries through the Durable Object", async () => {
     const results = await Promise.all(Array.from({ length: 9 }, (_, i) => fetch(`${dev.url}/adder?number=${i}`).then((r) => r.text())))
     expect(results.map(Number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9])
     // The object's log reaches us through workerd's pipe and then wrangler's, possibly after the answers.

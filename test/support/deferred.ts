@@ -28,7 +28,7 @@ export async function flushMicrotasks(rounds = 10): Promise<void> {
  * next one starts (see scheduler.ts), and a test that follows one must not
  * inherit that wait.
  */
-export async function settleLoopTurns(): Promise<void> {
+export async function passOwedLoopTurns(): Promise<void> {
   // The turn that notices a long hold comes one turn after the batch, then the
   // owed turns, then each waiting pump's own turn.
   for (let i = 0; i < YIELD_TURNS_MAX + 3; i++) await new Promise((resolve) => setImmediate(resolve))
@@ -39,7 +39,7 @@ export async function settleLoopTurns(): Promise<void> {
  * a macrotask, and any turns owed), then the promise jobs it starts. See useFakeTime().
  */
 export async function flushQueue(): Promise<void> {
-  await settleLoopTurns()
+  await passOwedLoopTurns()
   await flushMicrotasks()
 }
 

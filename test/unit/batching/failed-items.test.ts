@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { BatchHandlerError, FailedItemsError, HTTPError, batch, endOfStream, errorJson, type StreamStep } from '../../../src/index.js'
-import { deferred, settleLoopTurns } from '../../support/deferred.js'
+import { deferred, passOwedLoopTurns } from '../../support/deferred.js'
 
-// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+// No test inherits the loop turns an earlier test's batches are owed (see passOwedLoopTurns).
 afterEach(async () => {
   vi.restoreAllMocks()
-  await settleLoopTurns()
+  await passOwedLoopTurns()
 })
 
 /** Odd numbers are refused per item, as stack() refuses an item that does not fit. */

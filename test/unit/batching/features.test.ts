@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { getEventListeners } from 'node:events'
 import { ItemTooLargeError, RequestTimeoutError, batch, runWithContext, type BatchOptions } from '../../../src/index.js'
-import { deferred, flushQueue, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
+import { deferred, flushQueue, passOwedLoopTurns, useFakeTime } from '../../support/deferred.js'
 
-// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+// No test inherits the loop turns an earlier test's batches are owed (see passOwedLoopTurns).
 afterEach(async () => {
   vi.useRealTimers()
-  await settleLoopTurns()
+  await passOwedLoopTurns()
 })
 
 describe('setMaxBatchSize / setBatchWaitTimeoutS', () => {

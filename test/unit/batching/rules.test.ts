@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { BackPressureError, BatchHandlerError, RequestCancelledError, RequestTimeoutError, batch } from '../../../src/index.js'
 import { MAX_BATCHES_PER_TURN, TURN_BUDGET_MS, YIELD_TURNS_MAX } from '../../../src/batching/scheduler.js'
-import { deferred, flushQueue, holdThread, settleLoopTurns, useFakeTime } from '../../support/deferred.js'
+import { deferred, flushQueue, holdThread, passOwedLoopTurns, useFakeTime } from '../../support/deferred.js'
 
 /** A batch that holds the thread past the turn's budget, as a model run does: the loop must turn after it. */
 const LONG_BATCH_MS = TURN_BUDGET_MS + 1
@@ -29,10 +29,10 @@ function recorder<T, R>(compute: (items: T[]) => (R | Error)[]) {
   }
 }
 
-// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
+// No test inherits the loop turns an earlier test's batches are owed (see passOwedLoopTurns).
 afterEach(async () => {
   vi.useRealTimers()
-  await settleLoopTurns()
+  await passOwedLoopTurns()
 })
 
 describe("Ray Serve's batching tutorial", () => {
@@ -136,7 +136,7 @@ describe('opportunistic by default', () => {
       },
       { maxBatchSize: 1 },
     )
-    await settleLoopTurns() // no turns owed to the last test's batches
+    await passOwedLoopTurns() // no turns owed to the last test's batches
     let batchesBeforeIo = -1
     setImmediate(() => (batchesBeforeIo = started.length))
     await Promise.all(Array.from({ length: 20 }, (_, i) => f(i)))
@@ -152,7 +152,7 @@ describe('opportunistic by default', () => {
     const stages: string[] = []
     const detect = batch(async (xs: number[]) => (stages.push('detect'), hold(), xs), { maxBatchSize: 1 })
     const recognize = batch(async (xs: number[]) => (stages.push('recognize'), hold(), xs), { maxBatchSize: 1 })
-    await settleLoopTurns() // no turns owed to the last test's batches
+    await passOwedLoopTurns() // no turns owed to the last test's batches
     let stagesBeforeIo = -1
     setImmediate(() => (stagesBeforeIo = stages.length))
     await Promise.all(Array.from({ length: 10 }, async (_, i) => recognize(await detect(i))))
@@ -168,7 +168,7 @@ describe('opportunistic by default', () => {
     const started: string[] = []
     const a = batch(async (xs: number[]) => (started.push('a'), hold(), xs), { maxBatchSize: 8 })
     const b = batch(async (xs: number[]) => (started.push('b'), hold(), xs), { maxBatchSize: 8 })
-    await settleLoopTurns()
+    await passOwedLoopTurns()
     const done = Promise.all([a(1), b(2)])
     let batchesBeforeIo = -1
     setImmediate(() => (batchesBeforeIo = started.length)) // queued after both pumps
@@ -187,7 +187,7 @@ describe('opportunistic by default', () => {
     const batches = MAX_BATCHES_PER_TURN * 4
     const started: number[] = []
     const f = batch(async (xs: number[]) => (started.push(xs[0]!), xs), { maxBatchSize: 1 })
-    await settleLoopTurns() // no turns owed to the last test's batches
+    await passOwedLoopTurns() // no turns owed to the last test's batches
     vi.useFakeTimers({ toFake: ['performance'] })
     let batchesBeforeIo: number | undefined
     setImmediate(() => (batchesBeforeIo = started.length))
@@ -202,7 +202,7 @@ describe('opportunistic by default', () => {
     const holdMs = TURN_BUDGET_MS * 0.4
     const started: number[] = []
     const f = batch(async (xs: number[]) => (started.push(xs[0]!), holdThread(holdMs), xs), { maxBatchSize: 1 })
-    await settleLoopTurns()
+    await passOwedLoopTurns()
     let batchesBeforeIo = -1
     setImmediate(() => (batchesBeforeIo = started.length))
     await Promise.all(Array.from({ length: 10 }, (_, i) => f(i)))
@@ -230,7 +230,7 @@ describe('opportunistic by default', () => {
       },
       { maxBatchSize: 1 },
     )
-    await settleLoopTurns()
+    await passOwedLoopTurns()
     await Promise.all([f(0), f(1)])
     expect(turnsWhenSecondStarted).toBeGreaterThanOrEqual(HELD_MS)
     expect(turnsWhenSecondStarted).toBeLessThanOrEqual(YIELD_TURNS_MAX + 2)
@@ -238,7 +238,7 @@ describe('opportunistic by default', () => {
 
   it('a lone full batch still starts without waiting for the event loop', async () => {
     // The loop has turned since any earlier batch: the call needs no macrotask to start.
-    await settleLoopTurns()
+    await passOwedLoopTurns()
     let started = false
     const f = batch(async (xs: number[]) => ((started = true), xs), { maxBatchSize: 1 })
     void f(1)

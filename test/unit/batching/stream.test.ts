@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest'
 import { BatchHandlerError, batch, endOfStream, type StreamStep } from '../../../src/index.js'
-import { flushQueue, settleLoopTurns } from '../../support/deferred.js'
+import { flushQueue, passOwedLoopTurns } from '../../support/deferred.js'
 
-// No test inherits the loop turns an earlier test's batches are owed (see settleLoopTurns).
-afterEach(settleLoopTurns)
+// No test inherits the loop turns an earlier test's batches are owed (see passOwedLoopTurns).
+afterEach(passOwedLoopTurns)
 
 async function collect<R>(iterable: AsyncIterable<R>): Promise<R[]> {
   const out: R[] = []

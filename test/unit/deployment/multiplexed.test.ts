@@ -13,7 +13,7 @@ import { currentContext, runWithContext, type RequestContext } from '../../../sr
 
 /** Run `fn` as the replica runs a method: inside the request's context. */
 const runInContext = async <R>(context: RequestContext, fn: () => R): Promise<Awaited<R>> => await runWithContext(context, fn, undefined)
-import { holdThread, settleLoopTurns } from '../../support/deferred.js'
+import { holdThread, passOwedLoopTurns } from '../../support/deferred.js'
 
 /** A model that records its release, as an onnxruntime session's release() would. */
 class FakeModel {
@@ -175,7 +175,7 @@ describe('batches of a multiplexed deployment', () => {
       },
       { maxBatchSize: 8 },
     )
-    await settleLoopTurns()
+    await passOwedLoopTurns()
     const first = runInContext({ origin: 'http', multiplexedModelId: 'a' }, () => f(1))
     await new Promise((resolve) => setImmediate(resolve)) // the batch of 'a' has run and held the thread
     const second = runInContext({ origin: 'http' }, () => f(2))
