@@ -22,12 +22,12 @@ const idleS = Number(argValue('--idle-s') ?? 16)
 /** The ramp: the first seconds of load, while an autoscaled deployment is still growing. */
 const rampS = 3
 
-interface Sample {
+export interface Sample {
   t: number
   replicas: number
 }
 
-interface Run {
+export interface Run {
   mode: string
   requests: number
   errors: number

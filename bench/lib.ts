@@ -4,6 +4,21 @@ import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const TSX = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url))
+/** The bench app under wrangler dev, on a free loopback port, and the line that says where it listens. */
+export const WRANGLER_DEV = [
+  process.execPath,
+  'node_modules/wrangler/bin/wrangler.js',
+  'dev',
+  '-c',
+  'bench/wrangler.toml',
+  '--ip',
+  '127.0.0.1',
+  '--port',
+  '0',
+  '--inspector-port',
+  '0',
+]
+export const WRANGLER_READY = /Ready on (http:\/\/[\d.]+:\d+)/
 
 export const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b)

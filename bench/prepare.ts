@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { ROOT, TSX, median, startChild } from './lib.js'
+import { ROOT, TSX, WRANGLER_DEV, WRANGLER_READY, median, startChild } from './lib.js'
 import { BENCH_IMAGE } from './model-limit.js'
 import { bundlePage, launchChromium, serveFiles } from '../test/support/browser-page.js'
 import { requireChromium } from '../test/support/chromium.js'
@@ -111,26 +111,7 @@ async function prepareOnServer(runtime: string, argv: string[], ready: RegExp, r
 /** The three rows, one runtime at a time, as `npm run bench` measures them (its server idle), each printed as it comes. */
 async function prepareEverywhere(rounds: number, report: (row: PrepareRow) => void): Promise<void> {
   report(await prepareOnServer('node', [process.execPath, TSX, 'bench/server.ts'], /READY (http:\/\/\S+)/, rounds))
-  report(
-    await prepareOnServer(
-      'workerd',
-      [
-        process.execPath,
-        'node_modules/wrangler/bin/wrangler.js',
-        'dev',
-        '-c',
-        'bench/wrangler.toml',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--inspector-port',
-        '0',
-      ],
-      /Ready on (http:\/\/[\d.]+:\d+)/,
-      rounds,
-    ),
-  )
+  report(await prepareOnServer('workerd', WRANGLER_DEV, WRANGLER_READY, rounds))
   report(await prepareInChromium(rounds))
 }
 

@@ -1,4 +1,5 @@
 /** docs/benchmarks.md and docs/images/benchmarks.svg from a results object. */
+import type { Run as AutoscalingModeRun } from './autoscaling.js'
 import type { LoadRow } from './http.js'
 import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
 import { layoutName } from './layout.js'
@@ -30,21 +31,7 @@ export interface AutoscalingRun extends Section {
   loadS: number
   idleS: number
   rampS: number
-  runs: {
-    mode: string
-    requests: number
-    errors: number
-    p50Ms: number
-    p99Ms: number
-    p99RampMs: number
-    p99SteadyMs: number
-    requestsPerS: number
-    maxReplicas: number
-    secondsToMax: number | null
-    secondsToMin: number | null
-    /** The replica count, sampled through the run. */
-    timeline: { t: number; replicas: number }[]
-  }[]
+  runs: AutoscalingModeRun[]
 }
 
 /** A row of the adaptive comparison: one setting (a fixed size, or 'adaptive') of one model on one runtime. */

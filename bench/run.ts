@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
-import { ROOT, TSX, median, quick, roundByRound, runJsonChild, startChild } from './lib.js'
+import { ROOT, TSX, WRANGLER_DEV, WRANGLER_READY, median, quick, roundByRound, runJsonChild, startChild } from './lib.js'
 import { ENDPOINTS as E, batchSizeEndpoints, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { FIXED_SIZES, OCR_LATENCY_TARGET_MS } from './apps/batch-sizes.js'
 import { openLoop, type OpenLoopRow } from './open-loop.js'
@@ -385,20 +385,8 @@ let workerdRows: Row[] = []
 let workerdError: string | undefined
 try {
   workerdRows = await withServer(
-    [
-      process.execPath,
-      'node_modules/wrangler/bin/wrangler.js',
-      'dev',
-      '-c',
-      'bench/wrangler.toml',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--inspector-port',
-      '0',
-    ],
-    /Ready on (http:\/\/[\d.]+:\d+)/,
+    WRANGLER_DEV,
+    WRANGLER_READY,
     WORKERD_ENV,
     // Quick mode: only the row workerd_vs_node_c64 needs; the workerd_* ratios take the direct rows.
     async (server) => {
