@@ -29,6 +29,8 @@ export const ENDPOINTS = {
   noopBatched: { name: 'noop-batched-deployment', path: '/noop-batched', deployment: 'BatchedNoOp' },
   ocrUnbatched: { name: 'ocr-unbatched', path: '/ocr-unbatched', body: png, contentType: 'image/png', deployment: 'OcrUnbatched' },
   ocrBatched: { name: 'ocr-batched', path: '/ocr', body: png, contentType: 'image/png', deployment: 'TextDirectionClassifier' },
+  /** Workers only: the OCR direction classifier run in the Worker for each request, no object and no batching (apps/in-worker.ts). */
+  ocrInWorker: { name: 'ocr-in-worker', path: '/ocr-in-worker', body: png, contentType: 'image/png' },
   honoJson: { name: 'hono-json', path: '/predict-hono', body: mlpBody, contentType: 'application/json' },
   /** Workers only: the house-price POST forwarded to an object that reads its JSON, nothing of edgeserve on either side. */
   rawHopJson: { name: 'raw-hop-json', path: '/raw-hop-json', body: mlpBody, contentType: 'application/json' },

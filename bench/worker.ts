@@ -7,10 +7,10 @@ import { housePrice } from '../examples/house-price/predictor.js'
 import { ocrFixed } from './apps/batch-sizes.js'
 import { isolateLimit } from './apps/isolate-limit.js'
 import { RawNoOp, rawHopRoute } from './apps/raw-hop.js'
-import { inWorkerRoute } from './apps/in-worker.js'
+import { inWorkerRoutes } from './apps/in-worker.js'
 
 rawHopRoute(app)
-inWorkerRoute(app)
+inWorkerRoutes(app)
 export default serveWorker(app)
 
 export { RawNoOp }

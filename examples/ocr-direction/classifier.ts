@@ -73,34 +73,44 @@ export class TextDirectionClassifier {
     const model = await this.#model()
     const isLine = items.map(isClsLine)
     const lines = items.filter((_, i) => isLine[i])
-    let results: ClsResult[] = []
-    if (lines.length > 0) {
-      const { data, dims } = clsNormalizeBatch(lines)
-      const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
-      results = clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
-    }
+    const results = lines.length > 0 ? await classifyLines(model, lines) : []
     let next = 0
     return items.map((_, i) => (isLine[i] ? results[next++]! : notALine()))
   }
 
   async fetch(request: Request): Promise<ClsResult> {
-    if (request.method !== 'POST') throw new HTTPError(405, 'POST a PNG or JPEG image as the request body')
-    const type = request.headers.get('content-type')
-    if (type !== null && !IMAGE_TYPES.test(type)) {
-      throw new HTTPError(415, `expected a PNG or JPEG body (content-type image/png or image/jpeg), received ${JSON.stringify(type.slice(0, 60))}`)
-    }
-    const bytes = await readBody(request, BODY_LIMIT)
-    if (bytes.byteLength === 0) throw new HTTPError(400, 'the request body is empty: POST a PNG or JPEG image')
-    let line: ClsLine
-    try {
-      line = clsResize(decodeImage(bytes))
-    } catch (error) {
-      if (error instanceof ImageDecodeError) throw new HTTPError(error.reason === 'too-large' ? 413 : 422, error.message)
-      throw error
-    }
+    const line = await readLine(request)
     // After the awaits above, the call still inherits the request's disconnect signal and deadline.
     return this.classify(line)
   }
+}
+
+/**
+ * The posted image as one text line: a POST of a PNG or JPEG body, decoded
+ * and resized (clsResize). A broken image is a 422 and one past the
+ * decoder's bounds a 413, for this request alone.
+ */
+export async function readLine(request: Request): Promise<ClsLine> {
+  if (request.method !== 'POST') throw new HTTPError(405, 'POST a PNG or JPEG image as the request body')
+  const type = request.headers.get('content-type')
+  if (type !== null && !IMAGE_TYPES.test(type)) {
+    throw new HTTPError(415, `expected a PNG or JPEG body (content-type image/png or image/jpeg), received ${JSON.stringify(type.slice(0, 60))}`)
+  }
+  const bytes = await readBody(request, BODY_LIMIT)
+  if (bytes.byteLength === 0) throw new HTTPError(400, 'the request body is empty: POST a PNG or JPEG image')
+  try {
+    return clsResize(decodeImage(bytes))
+  } catch (error) {
+    if (error instanceof ImageDecodeError) throw new HTTPError(error.reason === 'too-large' ? 413 : 422, error.message)
+    throw error
+  }
+}
+
+/** One `session.run` for `lines`: normalized into the model's input together, a direction for each. */
+export async function classifyLines(model: Model, lines: ClsLine[]): Promise<ClsResult[]> {
+  const { data, dims } = clsNormalizeBatch(lines)
+  const outputs = await model.run({ [model.inputNames[0]!]: new model.Tensor('float32', data, dims) })
+  return clsPostprocessBatch(outputs[model.outputNames[0]!]!.data as Float32Array, lines.length)
 }
 
 export const ocrDirection = deployment(TextDirectionClassifier)
