@@ -2,11 +2,13 @@
  * One HTTP load row: autocannon in this process (the server is another
  * process), with exact latencies taken from autocannon's per-response event
  * (its own histogram rounds to whole milliseconds), and the mean batch size
- * and how fast its batches ran from the server's /-/metrics.json delta.
+ * and how fast its batches ran from the server's /-/metrics.json delta; on
+ * Workers, the calls into the deployment's objects from its /-/metrics.
  */
 import autocannon from 'autocannon'
 import { groupCpuS, ownCpuS } from './cpu.js'
 import { median, percentile } from './lib.js'
+import { addObjectCalls, objectCallTotals, objectCallsBetween, type ObjectCalls } from './object-calls.js'
 
 export interface LoadRow {
   target: string
@@ -36,6 +38,11 @@ export interface LoadRow {
   probeP50Ms: number | null
   probeP99Ms: number | null
   probes: number | null
+  /**
+   * With `objectCalls`: the calls into the deployment's Durable Objects during the runs, every
+   * round's together, and the items they carried; null where /-/metrics does not count them.
+   */
+  objectCalls?: ObjectCalls | null
 }
 
 interface Family {
@@ -86,9 +93,19 @@ export interface LoadSpec {
    * waiting while it serves this load (a model run on that thread holds it).
    */
   probe?: string
+  /** Read the calls into `deployment`'s Durable Objects, and the items they carried, from /-/metrics around each run (Workers). */
+  objectCalls?: boolean
 }
 
 export const PROBE_INTERVAL_MS = 20
+
+/** `deployment`'s object calls so far, from the Prometheus text; null without them. */
+async function objectCallsNow(base: string, deployment: string | undefined): Promise<ObjectCalls | null> {
+  if (!deployment) return null
+  const response = await fetch(`${base}/-/metrics`)
+  const text = await response.text()
+  return response.ok ? objectCallTotals(text, deployment) : null
+}
 
 /** GET `url` one at a time, every PROBE_INTERVAL_MS, until `stop()`; the latencies it saw. */
 function startProbe(url: string): { stop: () => Promise<number[]> } {
@@ -150,6 +167,7 @@ function cannon(spec: LoadSpec, durationS: number, onResponse?: (status: number,
  */
 export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const before = await batchTotals(spec.base, spec.deployment)
+  const callsBefore = spec.objectCalls ? await objectCallsNow(spec.base, spec.deployment) : null
   const latencies: number[] = []
   const cpu0 = ownCpuS()
   const server0 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
@@ -168,6 +186,7 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const server1 = spec.serverGroup === undefined ? null : groupCpuS(spec.serverGroup)
   const loadGeneratorCores = (ownCpuS() - cpu0) / wallS
   const after = await batchTotals(spec.base, spec.deployment)
+  const callsAfter = spec.objectCalls ? await objectCallsNow(spec.base, spec.deployment) : null
   const batches = before && after ? after.batches - before.batches : 0
   const executionS = before && after ? after.executionS - before.executionS : 0
   const requestsPerS = answers / spec.durationS
@@ -189,6 +208,7 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
     probeP50Ms: probeLatencies ? percentile(probeLatencies, 50) : null,
     probeP99Ms: probeLatencies ? percentile(probeLatencies, 99) : null,
     probes: probeLatencies ? probeLatencies.length : null,
+    ...(spec.objectCalls ? { objectCalls: objectCallsBetween(callsBefore, callsAfter) } : {}),
   }
 }
 
@@ -200,11 +220,16 @@ export async function warmUp(spec: LoadSpec): Promise<void> {
   if (spec.warmupS > 0) await cannon(spec, spec.warmupS)
 }
 
-/** The run whose req/s is the median of `runs`, marked with how many runs it stands for. */
+/** The run whose req/s is the median of `runs`, marked with how many runs it stands for; object calls are every run's together. */
 export function medianRun(runs: LoadRow[]): LoadRow {
   const middle = median(runs.map((r) => r.requestsPerS))
   const chosen = runs.reduce((a, b) => (Math.abs(b.requestsPerS - middle) < Math.abs(a.requestsPerS - middle) ? b : a))
-  return { ...chosen, repeats: runs.length, roundsRequestsPerS: runs.map((r) => r.requestsPerS) }
+  return {
+    ...chosen,
+    repeats: runs.length,
+    roundsRequestsPerS: runs.map((r) => r.requestsPerS),
+    ...('objectCalls' in chosen ? { objectCalls: addObjectCalls(runs.map((r) => r.objectCalls ?? null)) } : {}),
+  }
 }
 
 /**
