@@ -3,10 +3,11 @@ import type { Run as AutoscalingModeRun } from './autoscaling.js'
 import type { LoadRow } from './http.js'
 import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
 import { layoutName } from './layout.js'
+import { roundByRound } from './lib.js'
 import type { Best, ModelLimit } from './model-limit.js'
 import type { PipelineLimit } from './ocr-pipeline-limit.js'
 import type { PrepareRow } from './prepare.js'
-import type { HopBreakdown } from './workerd-ratios.js'
+import { WORKERD_TARGETS, type HopBreakdown } from './workerd-ratios.js'
 
 /** A load row: autocannon's figures for one endpoint at one number of connections. */
 type Row = LoadRow & { endpoint: string }
@@ -411,6 +412,9 @@ function batchSizeTable(rows: BatchSizeRow[] | undefined): string {
   return lines.join('\n')
 }
 
+/** Ratios the bench no longer measures, which results stored before may hold: the MLP's ceiling is the JSON route now (workerd_mlp_served_vs_json_route_c64). */
+const RETIRED = new Set(['workerd_mlp_served_vs_ceiling_c64'])
+
 /** A ratio as a number; null where it was not measured (or is a yes-or-no one, which no table here shows). */
 function ratioOf(results: BenchResults, key: string): number | null {
   const x = results.ratios[key]
@@ -473,13 +477,21 @@ export function renderReport(results: BenchResults, template: string): { markdow
   const n = results.ratioNotes
   const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? 'met' : '**missed**')
   const times = (x: number | null) => (x === null ? '–' : `${f(x, 2)}×`)
-  /** A ratio's row: its value, and whether it meets its target where it has one; a ratio not measured is neither met nor missed. */
-  const ratioRow = (key: string, target?: { atLeast: number } | { atMost: number; unit: string }) => {
+  /**
+   * A ratio's row: its value, and whether it meets its target where it has one; a ratio not measured is neither met nor missed.
+   * `what` says what it compares where the results hold no note for it (stored before it was measured).
+   */
+  const ratioRow = (key: string, target?: { atLeast: number; unit?: string | undefined } | { atMost: number; unit: string }, what?: string) => {
     const x = ratioOf(results, key)
-    if (target === undefined) return `| \`${key}\` | ${times(x)} | – | – | ${n[key]} |`
-    if ('atLeast' in target) return `| \`${key}\` | ${times(x)} | ≥ ${target.atLeast}× | ${verdict(x === null ? null : x >= target.atLeast)} | ${n[key]} |`
-    return `| \`${key}\` | ${f(x, 3)} ${target.unit} | ≤ ${target.atMost} ${target.unit} | ${verdict(x === null ? null : x <= target.atMost)} | ${n[key]} |`
+    const note = n[key] ?? what ?? ''
+    if (target === undefined) return `| \`${key}\` | ${times(x)} | – | – | ${note} |`
+    if ('atLeast' in target) {
+      const value = target.unit === undefined ? times(x) : x === null ? '–' : `${f(x, 1)} ${target.unit}`
+      return `| \`${key}\` | ${value} | ≥ ${target.atLeast}${target.unit === undefined ? '×' : ` ${target.unit}`} | ${verdict(x === null ? null : x >= target.atLeast)} | ${note} |`
+    }
+    return `| \`${key}\` | ${f(x, 3)} ${target.unit} | ≤ ${target.atMost} ${target.unit} | ${verdict(x === null ? null : x <= target.atMost)} | ${note} |`
   }
+  const targeted = new Set(WORKERD_TARGETS.map((t) => t.key))
   const ratioLines = [
     '| ratio | value | target | verdict | what it compares |',
     '| --- | ---: | --- | --- | --- |',
@@ -492,10 +504,13 @@ export function renderReport(results: BenchResults, template: string): { markdow
     ratioRow('engine_vs_dataloader', { atLeast: 0.8 }),
     ratioRow('c1_added_p50_ms', { atMost: 0.3, unit: 'ms' }),
     ratioRow('workerd_vs_node_c64'),
-    // Older results have neither the workerd_* rows nor the adaptive ones; through wrangler dev, the notes keep them.
+    // workerd directly: the ratios with a target, measured or not, then the others these results hold. Older results have
+    // neither these nor the adaptive rows; through wrangler dev, the notes keep them.
+    ...WORKERD_TARGETS.map(({ key, atLeast, unit, what }) => ratioRow(key, { atLeast, unit }, what)),
     ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('workerd_') && key !== 'workerd_vs_node_c64' && !key.endsWith('_wrangler_dev'))
-      .map((key) => ratioRow(key, key.includes('_served_vs_ceiling_') ? { atLeast: 0.8 } : undefined)),
+      .filter((key) => !targeted.has(key) && !RETIRED.has(key))
+      .map((key) => ratioRow(key)),
     ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('adaptive_vs_best_fixed_'))
       .map((key) => ratioRow(key, { atLeast: 0.95 })),
@@ -577,16 +592,19 @@ function hopTable(hops: HopBreakdown[]): string {
 
 /**
  * The MLP's model run in the Worker, against workerd directly: its share of the bare route (a ratio of
- * medians, the two rows being in different groups), and the shipped MLP over it round by round.
+ * medians, the two rows being in different groups), and the shipped MLP over it round by round; and
+ * workerd's own hop for the house-price POST over the JSON route, round by round (one group).
  */
-function inWorkerFigures(results: BenchResults): { MLP_IN_WORKER: string; MLP_VS_IN_WORKER: string } {
+function inWorkerFigures(results: BenchResults): { MLP_IN_WORKER: string; MLP_VS_IN_WORKER: string; RAW_HOP_VS_JSON_ROUTE: string } {
   const direct = (results.workerdHop ?? []).find((h) => h.way === 'direct')
   const share = direct?.mlpInWorkerUs && direct.helloUs ? direct.helloUs / direct.mlpInWorkerUs : null
   const ratio = ratioOf(results, 'workerd_mlp_batched_vs_in_worker_c64')
-  return {
-    MLP_IN_WORKER: share === null ? '(not measured in this run)' : f(share, 2),
-    MLP_VS_IN_WORKER: ratio === null ? '(not measured in this run)' : f(ratio, 2),
-  }
+  const row = (endpoint: string) => (results.workerdDirect ?? []).find((r) => r.endpoint === endpoint && r.connections === 64)
+  const rawHop = row('raw-hop-json')
+  const json = row('hono-json')
+  const hop = rawHop && json ? roundByRound(rawHop.roundsRequestsPerS, json.roundsRequestsPerS) : null
+  const figure = (x: number | null) => (x === null ? '(not measured in this run)' : f(x, 2))
+  return { MLP_IN_WORKER: figure(share), MLP_VS_IN_WORKER: figure(ratio), RAW_HOP_VS_JSON_ROUTE: figure(hop) }
 }
 
 /** The OCR pipeline's windows in one isolate and in Node on one thread, and their ratio. */

@@ -73,7 +73,8 @@ interface RowSpec {
 
 /**
  * The rows at `c` connections, interleaved over `rounds`, each probed with `probe` if given;
- * `afterRound` runs after each round, with no load on the server.
+ * `afterRound` runs after each round, with no load on the server. On workerd, a deployment's
+ * row also counts the calls into its Durable Objects and the items they carried.
  */
 async function interleaved(target: string, specs: RowSpec[], c: number, rounds: Rounds, probe?: string, afterRound?: () => Promise<unknown>): Promise<Row[]> {
   for (const { server, endpoint } of specs) await prime(server.base, endpoint)
@@ -85,6 +86,7 @@ async function interleaved(target: string, specs: RowSpec[], c: number, rounds: 
       warmupS,
       serverGroup: server.group,
       ...(probe === undefined ? {} : { probe }),
+      ...(target.startsWith('workerd') && endpoint.deployment !== undefined ? { objectCalls: true } : {}),
     }),
   )
   const measured = await interleavedRows(loads, rounds.count, afterRound)
@@ -324,12 +326,12 @@ const WORKERD_ENV = { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS
 /**
  * The workerd rows at c=64, each group round-robin: the hop (bare route, workerd's own hop into an
  * object with nothing of ours by stub.fetch and by RPC, a no-op deployment, a no-op batched one), then
- * each model batched and unbatched; the MLP beside a Worker route reading the same JSON, that
- * POST forwarded to an object with nothing of ours, and the model run in the Worker for each request.
+ * each model batched, unbatched and run in the Worker for each request (no object); the MLP also
+ * beside a Worker route reading the same JSON and that POST forwarded to an object with nothing of ours.
  */
 const WORKERD_GROUPS = [
   [E.hello, E.rawHop, E.rawRpc, E.noop, E.noopBatched],
-  [E.ocrBatched, E.ocrUnbatched],
+  [E.ocrBatched, E.ocrUnbatched, E.ocrInWorker],
   [E.mlpBatched, E.mlpUnbatched, E.honoJson, E.rawHopJson, E.mlpInWorker],
 ]
 /** The workerd rows; `afterOcrRound` runs after each round of the OCR group, with no load on the server. */
@@ -460,7 +462,12 @@ const jsonWebTime = serverTime(E.jsonWeb)
 const jsonHelpersTime = serverTime(E.jsonHelpers)
 const { pipelineLimit } = modelLimit
 const eng = (name: string) => engine.find((e) => e.workload === 'closed-loop' && e.engine === name)!
-const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits, ocrIsolateLimitBeside, ocrIsolateAgainstNode)
+const host = machine()
+const workerd = workerdRatios(workerdDirectRows, workerdRows, isolateLimits, {
+  ocrBeside: ocrIsolateLimitBeside,
+  ocrAgainstNode: ocrIsolateAgainstNode,
+  cores: host.nproc,
+})
 const workerdOcr = workerdRows.find((r) => r.endpoint === E.ocrBatched.name && r.connections === 64)
 const threadRounds = (replicas: number) => threadRows.find((r) => r.replicas === replicas && r.ortThreads === '1')!.roundsRequestsPerS
 /** A row over its baseline, measured round-robin with it in the same server at c=64: see roundByRound. */
@@ -571,7 +578,7 @@ const results = {
     openLoopRounds: OPEN_LOOP_ROUNDS,
     concurrency: CONCURRENCY,
   },
-  machine: machine(),
+  machine: host,
   engine,
   requestPath,
   requestPathCount,

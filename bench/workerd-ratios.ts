@@ -1,12 +1,14 @@
 /**
- * The workerd ratios (a route, each model and its ceiling) and the hop's breakdown, from the rows
+ * The workerd ratios (a route, each model against its baselines, the items
+ * each call into an object carried) and the hop's breakdown, from the rows
  * measured against workerd directly and through wrangler dev, and each
- * model's limit in one isolate. A row or limit not measured gives null.
+ * model's limit in one isolate. A row, limit or metric not measured gives null.
  */
 import { ENDPOINTS as E, type Endpoint } from './endpoints.js'
 import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
 import type { LoadRow } from './http.js'
 import { median, roundByRound } from './lib.js'
+import { itemsPerCall } from './object-calls.js'
 
 type Row = LoadRow & { endpoint: string }
 
@@ -85,53 +87,109 @@ function hop(way: HopBreakdown['way'], rows: Row[]): HopBreakdown {
 }
 
 const MODELS = [
-  { key: 'ocr', batched: E.ocrBatched, unbatched: E.ocrUnbatched, limitMode: 'pipeline', what: 'OCR direction classifier (decode + preprocess + run)' },
-  { key: 'mlp', batched: E.mlpBatched, unbatched: E.mlpUnbatched, limitMode: 'run', what: 'house-price MLP' },
+  { key: 'ocr', batched: E.ocrBatched, unbatched: E.ocrUnbatched, what: 'OCR direction classifier (decode + preprocess + run)' },
+  { key: 'mlp', batched: E.mlpBatched, unbatched: E.mlpUnbatched, what: 'house-price MLP' },
 ] as const
 
-/**
- * `ocrBeside`: OCR's best cell in one isolate, measured again after each round of its served rows
- * against workerd directly; its median is then the model's limit in that way's ceiling.
- * `ocrAgainstNode`: that cell's windows in the isolate and in Node on one thread, taken in turn.
- */
-export function workerdRatios(
-  direct: Row[],
-  wranglerDev: Row[],
-  limits: IsolateLimitRow[],
-  ocrBeside?: { batch: number; windows: number[] },
-  ocrAgainstNode?: IsolateAgainstNode,
-) {
+/** A workerd ratio with a target: at least `atLeast` (of `unit`, or times its baseline without one). */
+export interface WorkerdTarget {
+  key: string
+  atLeast: number
+  unit?: string
+  /** What it compares, for a report of results that have no note for it (measured before it was). */
+  what: string
+}
+
+/** The workerd ratios with a target, in the order the report gives them: workerd directly, c=64. */
+export const WORKERD_TARGETS: readonly WorkerdTarget[] = [
+  {
+    key: 'workerd_mlp_served_vs_json_route_c64',
+    atLeast: 0.8,
+    what: 'house-price MLP as shipped over a Worker route that reads the same JSON and answers the same shape, with no object and no model',
+  },
+  {
+    key: 'workerd_mlp_batched_vs_in_worker_c64',
+    atLeast: 1,
+    what: 'house-price MLP as shipped (batched in a Durable Object) over the same model run in the Worker for each request (no object, no hop, no batching)',
+  },
+  { key: 'workerd_deployment_route_vs_hono_c64', atLeast: 0.75, what: 'a no-op deployment (one hop into a Durable Object) over the bare Hono route' },
+  {
+    key: 'workerd_items_per_object_call_c64',
+    atLeast: 8,
+    unit: 'items',
+    what: "requests and handle calls carried by each call into the house-price MLP's Durable Objects during its batched row, from /-/metrics",
+  },
+  {
+    key: 'workerd_ocr_batched_vs_in_worker_c64',
+    atLeast: 1,
+    what: 'OCR direction classifier as shipped (batched in a Durable Object) over the same decode, resize and run in the Worker for each request (no object, no hop, no batching)',
+  },
+  {
+    key: 'workerd_ocr_served_vs_ceiling_c64',
+    atLeast: 0.8,
+    what: "batched OCR req/s over the lesser of the model's best decode + preprocess + run items/s in one isolate and the bare route's req/s",
+  },
+]
+const whatOf = (key: string) => WORKERD_TARGETS.find((t) => t.key === key)!.what
+
+/** What was measured besides the served rows, each optional. */
+export interface WorkerdMeasured {
+  /**
+   * OCR's best cell in one isolate, measured again after each round of its served rows
+   * against workerd directly; its median is then the model's limit in that way's ceiling.
+   */
+  ocrBeside?: { batch: number; windows: number[] } | undefined
+  /** That cell's windows in the isolate and in Node on one thread, taken in turn. */
+  ocrAgainstNode?: IsolateAgainstNode | undefined
+  /** The machine's cores, which the load generator shares with the server: the notes say so. */
+  cores?: number | undefined
+}
+
+export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: IsolateLimitRow[], measured: WorkerdMeasured = {}) {
+  const { ocrBeside, ocrAgainstNode, cores } = measured
   const ratios: Record<string, number | null> = {}
   const notes: Record<string, string> = {}
-  for (const [suffix, rows, way] of [
-    ['', direct, 'against workerd directly (its own socket, no Miniflare or wrangler dev)'],
-    ['_wrangler_dev', wranglerDev, 'through wrangler dev'],
+  for (const [suffix, rows, way, server] of [
+    ['', direct, 'against workerd directly (its own socket, no Miniflare or wrangler dev)', 'workerd'],
+    ['_wrangler_dev', wranglerDev, 'through wrangler dev', 'wrangler dev and workerd'],
   ] as const) {
     if (rows.length === 0 || !rows.some((r) => r.endpoint === E.noop.name)) continue
+    const shared = `the load generator (autocannon) shares ${cores === undefined ? "the machine's cores" : `the ${cores} cores`} with ${server}`
+    const servedRows = `${way}, c=64, round by round; ${shared}`
+    const set = (key: string, value: number | null, note: string) => {
+      ratios[`${key}${suffix}`] = value
+      notes[`${key}${suffix}`] = note
+    }
     const rps = (endpoint: Endpoint) => rpsOf(rows, endpoint)
     const hello = rps(E.hello)
-    ratios[`workerd_deployment_route_vs_hono_c64${suffix}`] = versusOf(rows, E.noop, E.hello)
-    notes[`workerd_deployment_route_vs_hono_c64${suffix}`] =
-      `a no-op deployment (one hop into a Durable Object) over the bare Hono route, ${way}, c=64, round by round`
+    set('workerd_deployment_route_vs_hono_c64', versusOf(rows, E.noop, E.hello), `${whatOf('workerd_deployment_route_vs_hono_c64')}, ${servedRows}`)
     for (const m of MODELS) {
-      ratios[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = versusOf(rows, m.batched, m.unbatched)
-      notes[`workerd_${m.key}_batched_vs_unbatched_c64${suffix}`] = `${m.what} as shipped over its unbatched twin, ${way}, c=64, round by round`
-      const own = limits.filter((l) => l.model === m.key && l.mode === m.limitMode)
-      const beside = m.key === 'ocr' && suffix === '' && ocrBeside && ocrBeside.windows.length > 0 ? ocrBeside : undefined
-      const limit = beside ? median(beside.windows) : own.length === 0 ? null : Math.max(...own.map((l) => l.itemsPerS))
-      const ceiling = limit === null || hello === null ? null : Math.min(limit, hello)
-      ratios[`workerd_${m.key}_served_vs_ceiling_c64${suffix}`] = over(ceiling, rps(m.batched))
-      notes[`workerd_${m.key}_served_vs_ceiling_c64${suffix}`] =
-        `batched req/s ${way} over the lesser of the model's best ${m.limitMode === 'pipeline' ? 'decode + preprocess + run' : 'run'} items/s in one isolate ` +
+      set(`workerd_${m.key}_batched_vs_unbatched_c64`, versusOf(rows, m.batched, m.unbatched), `${m.what} as shipped over its unbatched twin, ${servedRows}`)
+    }
+    // OCR served against its ceiling: the lesser of its limit in one isolate and the bare route.
+    const own = limits.filter((l) => l.model === 'ocr' && l.mode === 'pipeline')
+    const beside = suffix === '' && ocrBeside && ocrBeside.windows.length > 0 ? ocrBeside : undefined
+    const limit = beside ? median(beside.windows) : own.length === 0 ? null : Math.max(...own.map((l) => l.itemsPerS))
+    const ceiling = limit === null || hello === null ? null : Math.min(limit, hello)
+    set(
+      'workerd_ocr_served_vs_ceiling_c64',
+      over(ceiling, rps(E.ocrBatched)),
+      `batched req/s ${way} over the lesser of the model's best decode + preprocess + run items/s in one isolate ` +
         `(${limit === null ? '–' : limit.toFixed(0)}, ` +
         (beside
           ? `batch ${beside.batch}, the best of batches ${own.map((l) => l.batch).join(', ')}, measured again after each round of the served rows`
           : `batches of ${own.map((l) => l.batch).join(', ')}`) +
-        `) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)})`
-    }
-    ratios[`workerd_mlp_batched_vs_in_worker_c64${suffix}`] = versusOf(rows, E.mlpBatched, E.mlpInWorker)
-    notes[`workerd_mlp_batched_vs_in_worker_c64${suffix}`] =
-      `house-price MLP as shipped (batched in a Durable Object) over the same model run in the Worker for each request (no object, no hop, no batching), ${way}, c=64, round by round`
+        `) and the bare route's req/s (${hello === null ? '–' : hello.toFixed(0)}); ${shared}`,
+    )
+    set('workerd_mlp_served_vs_json_route_c64', versusOf(rows, E.mlpBatched, E.honoJson), `${whatOf('workerd_mlp_served_vs_json_route_c64')}, ${servedRows}`)
+    set('workerd_mlp_batched_vs_in_worker_c64', versusOf(rows, E.mlpBatched, E.mlpInWorker), `${whatOf('workerd_mlp_batched_vs_in_worker_c64')}, ${servedRows}`)
+    set('workerd_ocr_batched_vs_in_worker_c64', versusOf(rows, E.ocrBatched, E.ocrInWorker), `${whatOf('workerd_ocr_batched_vs_in_worker_c64')}, ${servedRows}`)
+    set(
+      'workerd_items_per_object_call_c64',
+      itemsPerCall(rowOf(rows, E.mlpBatched)?.objectCalls),
+      `${whatOf('workerd_items_per_object_call_c64')} (the sum of edgeserve_object_call_items over its count, summed over the replicas, ` +
+        `read before and after each run, every round together), ${way}, c=64; ${shared}. Not measured where /-/metrics has no such histogram`,
+    )
   }
   if (ocrAgainstNode && ocrAgainstNode.isolate.length > 0) {
     ratios.workerd_ocr_isolate_vs_node_one_thread = roundByRound(ocrAgainstNode.isolate, ocrAgainstNode.node)

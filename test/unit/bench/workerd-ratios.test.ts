@@ -39,6 +39,7 @@ const limit = (model: 'ocr' | 'mlp', mode: 'run' | 'pipeline', batch: number, it
 
 const direct = [
   row(E.hello, [3000, 3000, 3000]),
+  row(E.honoJson, [2500, 2000, 2400]),
   row(E.noop, [1800, 2100, 1500]),
   row(E.ocrBatched, [200, 200, 200]),
   row(E.ocrUnbatched, [160, 160, 160]),
@@ -48,17 +49,47 @@ const direct = [
 const limits = [limit('ocr', 'pipeline', 8, 240), limit('ocr', 'pipeline', 32, 250), limit('mlp', 'run', 32, 1_000_000)]
 
 describe('workerdRatios', () => {
-  it('divides a model by the lesser of its limit in one isolate and the bare route', () => {
+  it('divides OCR by the lesser of its limit in one isolate and the bare route', () => {
     const { ratios } = workerdRatios(direct, [], limits)
     // OCR's limit (its best cell, 250 items/s) is under the bare route's 3000 req/s.
     expect(ratios.workerd_ocr_served_vs_ceiling_c64).toBeCloseTo(200 / 250)
-    // The MLP's limit is far above HTTP: the bare route is its ceiling.
-    expect(ratios.workerd_mlp_served_vs_ceiling_c64).toBeCloseTo(1500 / 3000)
     expect(ratios.workerd_ocr_batched_vs_unbatched_c64).toBeCloseTo(200 / 160)
   })
 
+  it('takes the MLP over the JSON route round by round, and has no ceiling of the bare route for it', () => {
+    // 0.6, 0.75, 0.625 round by round: 0.625.
+    const { ratios, notes } = workerdRatios(direct, [], limits, { cores: 2 })
+    expect(ratios.workerd_mlp_served_vs_json_route_c64).toBeCloseTo(0.625)
+    expect(notes.workerd_mlp_served_vs_json_route_c64).toContain('shares the 2 cores with workerd')
+    expect(ratios).not.toHaveProperty('workerd_mlp_served_vs_ceiling_c64')
+    expect(
+      workerdRatios(
+        direct.filter((r) => r.endpoint !== E.honoJson.name),
+        [],
+        limits,
+      ).ratios.workerd_mlp_served_vs_json_route_c64,
+    ).toBeNull()
+  })
+
+  it('compares OCR as shipped with the same work run in the Worker, round by round', () => {
+    // 0.8, 1.0, 2.0 round by round: 1.0.
+    const rows = [...direct, row(E.ocrInWorker, [250, 200, 100])]
+    expect(workerdRatios(rows, [], limits).ratios.workerd_ocr_batched_vs_in_worker_c64).toBeCloseTo(1)
+    expect(workerdRatios(direct, [], limits).ratios.workerd_ocr_batched_vs_in_worker_c64).toBeNull()
+  })
+
+  it("counts the items each call into the MLP's objects carried, and leaves the ratio null without the metrics", () => {
+    const counted = direct.map((r) => (r.endpoint === E.mlpBatched.name ? { ...r, objectCalls: { calls: 400, items: 4000 } } : r))
+    expect(workerdRatios(counted, [], limits).ratios.workerd_items_per_object_call_c64).toBeCloseTo(10)
+    const absent = direct.map((r) => (r.endpoint === E.mlpBatched.name ? { ...r, objectCalls: null } : r))
+    expect(workerdRatios(absent, [], limits).ratios.workerd_items_per_object_call_c64).toBeNull()
+    expect(workerdRatios(direct, [], limits).ratios.workerd_items_per_object_call_c64).toBeNull()
+    // Through wrangler dev, the same ratio under its suffix.
+    expect(workerdRatios([], counted, limits).ratios.workerd_items_per_object_call_c64_wrangler_dev).toBeCloseTo(10)
+  })
+
   it("takes OCR's limit from its windows beside the served rows when there are some", () => {
-    const { ratios, notes } = workerdRatios(direct, [], limits, { batch: 32, windows: [260, 180, 240] })
+    const { ratios, notes } = workerdRatios(direct, [], limits, { ocrBeside: { batch: 32, windows: [260, 180, 240] } })
     expect(ratios.workerd_ocr_served_vs_ceiling_c64).toBeCloseTo(200 / 240)
     expect(notes.workerd_ocr_served_vs_ceiling_c64).toContain('measured again after each round')
   })
@@ -66,7 +97,7 @@ describe('workerdRatios', () => {
   it('compares the model in one isolate with Node round by round, not median against median', () => {
     // Round by round 0.80, 0.50 and 0.82, so 0.80; median over median would read 240 / 320 = 0.75.
     const pair = { batch: 32, isolate: [240, 160, 270], node: [300, 320, 330] }
-    const { ratios, notes } = workerdRatios(direct, [], limits, undefined, pair)
+    const { ratios, notes } = workerdRatios(direct, [], limits, { ocrAgainstNode: pair })
     expect(ratios.workerd_ocr_isolate_vs_node_one_thread).toBeCloseTo(0.8)
     expect(notes.workerd_ocr_isolate_vs_node_one_thread).toContain('(240 against 320)')
   })
@@ -75,7 +106,9 @@ describe('workerdRatios', () => {
     const { ratios } = workerdRatios(direct, [], limits)
     expect('workerd_ocr_isolate_vs_node_one_thread' in ratios).toBe(false)
     expect('workerd_deployment_route_vs_hono_c64_wrangler_dev' in ratios).toBe(false)
-    expect(workerdRatios(direct, [], [], undefined, { batch: 32, isolate: [], node: [] }).ratios).not.toHaveProperty('workerd_ocr_isolate_vs_node_one_thread')
+    expect(workerdRatios(direct, [], [], { ocrAgainstNode: { batch: 32, isolate: [], node: [] } }).ratios).not.toHaveProperty(
+      'workerd_ocr_isolate_vs_node_one_thread',
+    )
     expect(workerdRatios(direct, [], []).ratios.workerd_ocr_served_vs_ceiling_c64).toBeNull()
   })
 
