@@ -88,6 +88,14 @@ export interface DeploymentOptions {
   autoscaling?: AutoscalingConfig | undefined
   /** Workers: the Durable Object binding in wrangler.toml. Default: the deployment's name. */
   binding?: string | undefined
+  /**
+   * Workers: carry the requests and handle calls a Worker isolate sends one
+   * replica at the same moment in one call to its Durable Object, where
+   * their items are batched as though each had come alone. One hop and one
+   * billed object request then serve many. Default true; `false` sends each
+   * in a call of its own. No effect on Node.
+   */
+  coalesceCalls?: boolean | undefined
 }
 
 /**
@@ -120,9 +128,10 @@ export interface ResolvedDeploymentOptions {
   batching: ResolvedBatchingConfig | undefined
   autoscaling: ResolvedAutoscalingConfig | undefined
   binding: string
+  coalesceCalls: boolean
 }
 
-const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding']
+const KNOWN = ['name', 'numReplicas', 'maxOngoingRequests', 'maxQueuedRequests', 'requestTimeoutS', 'batching', 'autoscaling', 'binding', 'coalesceCalls']
 const KNOWN_BATCHING = ['maxBatchSize', 'batchWaitTimeoutS', 'strideS', 'allowSmallBatch', 'adaptive', 'maxBodyBytes']
 const KNOWN_AUTOSCALING = ['minReplicas', 'maxReplicas', 'initialReplicas', 'targetOngoingRequests', 'upscaleDelayS', 'downscaleDelayS', 'lookBackPeriodS']
 
@@ -269,6 +278,12 @@ export function getValidDeploymentOptions(options: DeploymentOptions | undefined
     )
   }
   const autoscaling = getValidAutoscaling(options.autoscaling, options.numReplicas)
+  const coalesceCalls = options.coalesceCalls ?? true
+  if (typeof coalesceCalls !== 'boolean') {
+    throw new TypeError(
+      `coalesceCalls must be true (the default: a Worker carries its concurrent calls to a replica together) or false, received ${formatReceived(coalesceCalls)}`,
+    )
+  }
   return {
     name,
     numReplicas: autoscaling ? autoscaling.maxReplicas : getValidPositiveInteger('numReplicas', options.numReplicas ?? 1),
@@ -278,5 +293,6 @@ export function getValidDeploymentOptions(options: DeploymentOptions | undefined
     batching: getValidBatching(options.batching),
     autoscaling,
     binding,
+    coalesceCalls,
   }
 }

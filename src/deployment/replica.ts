@@ -204,6 +204,11 @@ export class Replica implements ReplicaEndpoint {
     for (const cache of this.#models) cache.unpin(modelId)
   }
 
+  /** Where the replica is reached by calls from outside its process (a Durable Object): one came, carrying `items`. */
+  callArrived(items: number): void {
+    this.#metrics.callArrived(items)
+  }
+
   async metrics(): Promise<MetricsSnapshot> {
     return this.#metrics.snapshot()
   }

@@ -70,6 +70,17 @@ export class ReplicaMetrics {
     'edgeserve_multiplexed_model_evictions_total',
     'Models a multiplexed deployment evicted to stay within maxModelsPerReplica.',
   )
+  private readonly calls = this.registry.counter(
+    'edgeserve_object_calls_total',
+    "Calls into the replica's Durable Object (Workers), each carrying one request or handle call, or several gathered by a Worker isolate.",
+  )
+  private readonly callItems = this.registry.histogram(
+    'edgeserve_object_call_items',
+    "Requests and handle calls each call into the replica's Durable Object carried.",
+    SIZE_BUCKETS,
+  )
+  /** The two series above, labelled on the first call. */
+  private callSeries: { calls: CounterSample; items: HistogramSeries } | undefined = undefined
   private models: readonly ObservedModelCache[] = []
 
   constructor(deployment: string, replica: number) {
@@ -130,6 +141,13 @@ export class ReplicaMetrics {
   /** Batched methods watched, with their options in force. */
   watched(): ReadonlyMap<string, BatchControls<unknown>> {
     return this.methods
+  }
+
+  /** A call reached the replica's Durable Object, carrying `items` requests and handle calls. */
+  callArrived(items: number): void {
+    this.callSeries ??= { calls: this.calls.labels(this.labels), items: this.callItems.labels(this.labels) }
+    this.callSeries.calls.value++
+    this.callSeries.items.observe(items)
   }
 
   /** The meter for requests (origin 'http') or handle calls (origin 'handle'), labels resolved once. */

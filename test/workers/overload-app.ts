@@ -50,6 +50,12 @@ function refusingAtReplicaZero(d: Deployment) {
       return super.invoke(...args)
     }
 
+    // The platform refuses a call at the object's queue whatever it carries: a gathered call too.
+    override async carry(...args: Parameters<InstanceType<ReturnType<typeof durableObject>>['carry']>) {
+      if (this.#refuses) throw this.#overloaded()
+      return super.carry(...args)
+    }
+
     async refusedForTest(): Promise<number> {
       return this.#refused
     }

@@ -231,6 +231,12 @@ export class ScaledEcho extends durableObject(scaledEcho) {
     return super.fetch(request)
   }
 
+  // Requests the Worker carries together arrive here, not through fetch().
+  override async carry(...args: Parameters<InstanceType<ReturnType<typeof durableObject>>['carry']>) {
+    for (const item of args[0]) if (item.kind === 'request') this.arrived.push(Number(new URL(item.url).searchParams.get('id')))
+    return super.carry(...args)
+  }
+
   async arrivedForTest(): Promise<number[]> {
     return this.arrived
   }

@@ -15,6 +15,9 @@ declare module 'cloudflare:workers' {
     }
   }
 
+  /** Keep the running request's context alive until `promise` settles, past its answer. */
+  export function waitUntil(promise: Promise<unknown>): void
+
   export abstract class DurableObject<Env = unknown> {
     protected readonly ctx: DurableObjectState
     protected readonly env: Env

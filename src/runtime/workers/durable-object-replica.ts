@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../batching/cancel-signal.js'
 import type { Deployment } from '../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../deployment/endpoint.js'
 import type { Outcome } from '../../deployment/outcome.js'
@@ -7,6 +8,18 @@ import type { MetricsSnapshot } from '../../metrics/registry.js'
 import type { Router } from '../../deployment/router.js'
 import { CoordinatedScaling, type CoordinatorStub } from './coordinated-scaling.js'
 import { coordinatorName, type ReplicaControl } from './coordinator.js'
+import {
+  carriedRequest,
+  responseFrom,
+  type CarriedAnswer,
+  type CarriedCall,
+  type CarriedItem,
+  type ClaimedAnswer,
+  type StreamedAnswer,
+  type WholeAnswer,
+} from './carried.js'
+import { GatheredCalls } from './gathered-calls.js'
+import { hasSmallBody } from './unread-body.js'
 
 /**
  * What this adapter calls on a replica's Durable Object: `fetch`, and the RPC
@@ -19,6 +32,12 @@ export interface ReplicaStub extends ReplicaControl, CoordinatorStub {
   metrics(): Promise<MetricsSnapshot>
   health(): Promise<ReplicaHealth>
   describe(): Promise<ReplicaDescription>
+  /** Requests and handle calls this isolate gathered into one call (see gathered-calls.ts), one answer each. */
+  carry(items: CarriedItem[]): Promise<CarriedAnswer[]>
+  /** Carried items whose callers left after their call went. */
+  dropCarried(tokens: string[]): Promise<void>
+  /** A carried item's streamed answer, claimed by the request it belongs to. */
+  claim(token: string): Promise<ClaimedAnswer>
   /** Autoscaling: a replica reports its ongoing requests to its coordinator. */
   replicaLoad(replica: number, ongoing: number): Promise<void>
   /** Autoscaling: a retired replica tells its coordinator it has stopped. */
@@ -47,27 +66,88 @@ function isNamespace(value: unknown): value is Namespace {
  * whose object was reset keeps failing anyway. A call that saw a reset is
  * retried once when that is safe (GET, HEAD, or a handle call marked
  * idempotent); any other gets a 503 that says what happened, rather than
- * running twice or hanging.
+ * running twice or hanging. Each of these holds per item in a gathered call.
+ *
+ * With `coalesceCalls` (the default), the requests and handle calls this
+ * isolate sends the replica meanwhile go together, in one call to its
+ * object (see gathered-calls.ts); a request with a large body or one of
+ * unknown length, and a call whose arguments hold a stream or a function,
+ * go alone, as does every call without it.
  */
 export class DurableObjectReplica implements ReplicaEndpoint {
+  readonly #gathered: GatheredCalls<CarriedItem, CarriedAnswer> | undefined
+
   constructor(
     private readonly namespace: Namespace,
     private readonly name: string,
     private readonly deployment: string,
     private readonly index: number,
-  ) {}
+    coalesceCalls = false,
+  ) {
+    this.#gathered = coalesceCalls
+      ? new GatheredCalls({
+          send: (items) => this.#stub().carry(items),
+          drop: (items) => this.#stub().dropCarried(items.map((item) => item.token)),
+          keepAlive: (work) => waitUntil!(work),
+        })
+      : undefined
+  }
 
-  fetch(request: Request): Promise<Response> {
+  fetch(request: Request, call: ReplicaCall = {}): Promise<Response> {
+    const idempotent = request.method === 'GET' || request.method === 'HEAD'
+    if (this.#gathered && isCarriable(request)) return this.#fetchCarried(this.#gathered, request, call, idempotent)
     // The object computes the deadline itself from requestTimeoutS, and reads the model id from the
     // request's header; a Request carries nothing else.
-    const idempotent = request.method === 'GET' || request.method === 'HEAD'
     return this.#withRetry(idempotent, `${request.method} request`, (stub) => stub.fetch(request))
   }
 
   invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
     // Signals cannot cross RPC; the deadline and the model id can.
     const { deadline, multiplexedModelId } = call
+    const bytes = this.#gathered ? carriedBytes(args) : -1
+    if (bytes >= 0) {
+      const item: CarriedCall = { kind: 'call', token: nextToken(), deadline, multiplexedModelId, method, args }
+      return this.#invokeCarried(this.#gathered!, item, bytes, call)
+    }
     return this.#withRetry(call.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, { deadline, multiplexedModelId }))
+  }
+
+  async #fetchCarried(gathered: GatheredCalls<CarriedItem, CarriedAnswer>, request: Request, call: ReplicaCall, idempotent: boolean): Promise<Response> {
+    waitUntil ??= await workersWaitUntil()
+    const item = await carriedRequest(request, nextToken(), call.deadline, call.multiplexedModelId)
+    const bytes = (item.body?.byteLength ?? 0) + item.url.length
+    const answer = await this.#withRetry(idempotent, `${request.method} request`, () => gathered.carry(item, bytes, call.signal))
+    if ('whole' in answer) return responseFrom(answer.whole)
+    if ('claim' in answer) return responseFrom((await this.#claim(answer.claim, call.signal)) as WholeAnswer | StreamedAnswer)
+    throw new TypeError(`replica ${this.index} of ${this.deployment} answered a request as a handle call`)
+  }
+
+  async #invokeCarried(gathered: GatheredCalls<CarriedItem, CarriedAnswer>, item: CarriedCall, bytes: number, call: ReplicaCall): Promise<Outcome> {
+    waitUntil ??= await workersWaitUntil()
+    const answer = await this.#withRetry(call.idempotent === true, `call of ${item.method}()`, () => gathered.carry(item, bytes, call.signal))
+    if ('outcome' in answer) return answer.outcome
+    if ('claim' in answer) return (await this.#claim(answer.claim, call.signal)) as Outcome
+    throw new TypeError(`replica ${this.index} of ${this.deployment} answered a handle call as a request`)
+  }
+
+  /**
+   * Claim a carried item's answer that did not come back in its call, by a
+   * call of this request's own; should its caller leave meanwhile, the item
+   * leaves the object's queue as it would have in the call.
+   */
+  async #claim(token: string, signal: CancelSignal | undefined): Promise<ClaimedAnswer> {
+    const drop = () =>
+      waitUntil!(
+        this.#stub()
+          .dropCarried([token])
+          .catch(() => undefined),
+      )
+    signal?.addEventListener('abort', drop, { once: true })
+    try {
+      return await this.#stub().claim(token)
+    } finally {
+      signal?.removeEventListener('abort', drop)
+    }
   }
 
   metrics(): Promise<MetricsSnapshot> {
@@ -119,6 +199,66 @@ export class DurableObjectReplica implements ReplicaEndpoint {
       { cause: error },
     )
   }
+}
+
+/**
+ * Whether a request can go in a gathered call: its body, if any, declared
+ * small enough to read whole here (a larger one, or one of unknown length,
+ * streams to the object in a call of its own), and no protocol upgrade.
+ */
+function isCarriable(request: Request): boolean {
+  if (request.headers.has('upgrade')) return false
+  return request.method === 'GET' || request.method === 'HEAD' || hasSmallBody(request)
+}
+
+/** The most values carriedBytes() looks at before sending a call's arguments alone. */
+const MAX_VALUES_SIZED = 1000
+
+/**
+ * About how many bytes a handle call's arguments take, or -1 when they must
+ * go in a call of their own: they hold a stream, a Request or Response, a
+ * function (an RPC stub) or more than MAX_VALUES_SIZED values. A stream or
+ * stub belongs to the request that made it, and the gathered call is sent
+ * from whichever request started it.
+ */
+export function carriedBytes(args: unknown[]): number {
+  let bytes = 0
+  let values = 0
+  const pending: unknown[] = [args]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (++values > MAX_VALUES_SIZED) return -1
+    if (typeof value === 'string') bytes += value.length * 2
+    else if (typeof value === 'function') return -1
+    else if (typeof value !== 'object' || value === null) bytes += 8
+    else if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) bytes += value.byteLength
+    else if (Array.isArray(value)) pending.push(...(value as unknown[]))
+    else if (Object.getPrototypeOf(value) === Object.prototype) pending.push(...Object.values(value as Record<string, unknown>))
+    else if (value instanceof Date || value instanceof RegExp || value instanceof Map || value instanceof Set || value instanceof Error) bytes += 64
+    else return -1
+  }
+  return bytes
+}
+
+/** Tokens name carried items in their object: unique per isolate, and across isolates by a random prefix. */
+let isolatePrefix: string | undefined
+let tokens = 0
+
+function nextToken(): string {
+  // Not at module load: workerd refuses random values at a Worker's global scope.
+  isolatePrefix ??= crypto.randomUUID()
+  return `${isolatePrefix}.${tokens++}`
+}
+
+/**
+ * workerd's `waitUntil`, imported when the first gathered call is made:
+ * `cloudflare:workers` exists only in workerd, and this module also loads
+ * under Node (serveWorker's tests).
+ */
+let waitUntil: ((work: Promise<unknown>) => void) | undefined
+
+async function workersWaitUntil(): Promise<(work: Promise<unknown>) => void> {
+  return (await import('cloudflare:workers')).waitUntil
 }
 
 /**
@@ -175,7 +315,7 @@ export function durableObjectReplicas(binding: unknown, deployment: Deployment):
   if (!set) {
     const replicas = Array.from(
       { length: deployment.options.numReplicas },
-      (_, i) => new DurableObjectReplica(binding, replicaName(deployment, i), deployment.name, i),
+      (_, i) => new DurableObjectReplica(binding, replicaName(deployment, i), deployment.name, i, deployment.options.coalesceCalls),
     )
     // Autoscaled: the count comes from the coordinator object, taken fresh per call as every stub is.
     const coordinator = () => stubNamed(binding, coordinatorName(deployment))

@@ -12,6 +12,8 @@ import { sampleIntervalMs } from '../../deployment/autoscaling-policy.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
 import { stubOf } from './durable-object-replica.js'
 import { coordinatorName, ScaleCoordinator, type CoordinatorStatus, type ScaleReport } from './coordinator.js'
+import type { CarriedAnswer, CarriedItem, ClaimedAnswer } from './carried.js'
+import { CarriedItems } from './carried-items.js'
 
 /**
  * The Durable Object that hosts one replica. `durableObject(deployment)`
@@ -45,6 +47,7 @@ export class ReplicaObject extends DurableObject<unknown> {
   /** The next load report, pending; and when the last went. */
   #reportTimer: ReturnType<typeof setTimeout> | undefined
   #reportedAt = -Infinity
+  readonly #carried = new CarriedItems()
 
   #deployment(): Deployment {
     const { deployment } = this.constructor as typeof ReplicaObject
@@ -65,6 +68,7 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   override async fetch(request: Request): Promise<Response> {
     this.#arrived()
+    this.#host().callArrived(1)
     if (request.method !== 'GET' && request.method !== 'HEAD') answerBadJsonWith400(request)
     try {
       // The Worker's ingress checked the header before routing here by it. The request's signal aborts
@@ -82,6 +86,7 @@ export class ReplicaObject extends DurableObject<unknown> {
   /** Handle calls (Workers RPC). Signals cannot cross RPC; the deadline and the model id do. */
   async invoke(method: string, args: unknown[], call?: { deadline?: number; multiplexedModelId?: string }): Promise<Outcome> {
     this.#arrived()
+    this.#host().callArrived(1)
     try {
       const outcome = await this.#host().invoke(method, args, { deadline: call?.deadline, multiplexedModelId: call?.multiplexedModelId })
       // An iterator cannot cross RPC; a byte stream can.
@@ -90,6 +95,33 @@ export class ReplicaObject extends DurableObject<unknown> {
     } finally {
       this.#answered()
     }
+  }
+
+  /**
+   * Requests and handle calls a Worker isolate gathered into one call (see
+   * gathered-calls.ts): each goes into the replica as though it had come
+   * alone, and gets its own answer, in order.
+   */
+  async carry(items: CarriedItem[]): Promise<CarriedAnswer[]> {
+    const replica = this.#host()
+    replica.callArrived(items.length)
+    return this.#carried.carry(replica, items, this.#track)
+  }
+
+  /** Count one carried item among the requests inside this object while it runs. */
+  readonly #track = <T>(work: Promise<T>): Promise<T> => {
+    this.#arrived()
+    return work.finally(() => this.#answered())
+  }
+
+  /** Carried items whose callers left after their call went: they leave the batch queue. */
+  async dropCarried(tokens: string[]): Promise<void> {
+    this.#carried.drop(tokens)
+  }
+
+  /** A carried item's streamed answer, claimed by the request it belongs to. */
+  async claim(token: string): Promise<ClaimedAnswer> {
+    return this.#carried.claim(token)
   }
 
   async metrics(): Promise<MetricsSnapshot> {
