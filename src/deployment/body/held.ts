@@ -80,8 +80,17 @@ export function heldBodyOf(request: Request): HeldBody | undefined {
  * the platform's own, since the body was read.
  */
 export async function holdBody(request: Request, limit: number): Promise<void> {
-  if (request.method === 'GET' || request.method === 'HEAD') return
-  heldBodies.set(request, new HeldBody(await readWhole(request, limit)))
+  if (request.method === 'GET' || request.method === 'HEAD' || heldBodies.has(request)) return
+  holdBytes(request, await readWhole(request, limit))
+}
+
+/**
+ * Answer every read of the request's body from `bytes`, as holdBody() does
+ * once it has read them: for a request whose body arrived as bytes (carried
+ * to a Durable Object in a gathered call), so that it is not read again.
+ */
+export function holdBytes(request: Request, bytes: Uint8Array): void {
+  heldBodies.set(request, new HeldBody(bytes))
   // The same object answers from memory: the held methods go on a prototype in front of its class's own.
   // perf: mlp_batched_vs_hono_json_c64, whose requests are all held. Defining the eight as own properties of each
   // request (no closures, one shared descriptor map) cost 4 to 7 µs a request in a Node 26 micro-benchmark, the

@@ -88,7 +88,7 @@ export class CarriedItems {
         if (outcome.ok && 'value' in outcome && isAsyncIterable(outcome.value)) return { claimed: { ok: true, stream: encodeStream(outcome.value) } }
         return { carried: { outcome } }
       }
-      const request = requestOf(item, controller.signal)
+      const request = requestOf(item, controller.signal, replica.deployment.options.batching?.maxBodyBytes)
       if (item.body !== null) answerBadJsonWith400(request)
       const answer = await replica.answer(request, call)
       if (isStreamed(answer)) {

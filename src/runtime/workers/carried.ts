@@ -1,3 +1,4 @@
+import { holdBytes } from '../../deployment/body/held.js'
 import type { Outcome } from '../../deployment/outcome.js'
 import type { FetchAnswer } from '../../deployment/replica.js'
 
@@ -72,10 +73,31 @@ export async function carriedRequest(
   return { kind: 'request', token, deadline, multiplexedModelId, method, url, headers: [...request.headers], body }
 }
 
-/** The request as the object's replica sees it: rebuilt from the item, with the item's own signal. */
-export function requestOf(item: CarriedRequest, signal: AbortSignal): Request {
+/**
+ * The request as the object's replica sees it: rebuilt from the item, with
+ * the item's own signal. With `bodyLimit`, a body of at most that many bytes
+ * is held (holdBytes()) rather than given to the Request to stream: a
+ * deployment that batches requests reads each body whole before it joins
+ * a batch, and this one is whole already.
+ */
+export function requestOf(item: CarriedRequest, signal: AbortSignal, bodyLimit?: number): Request {
   const { method, url, headers, body } = item
-  return new Request(url, { method, headers, body, signal })
+  if (body === null || bodyLimit === undefined || body.byteLength > bodyLimit) return new Request(url, { method, headers: headersOf(headers), body, signal })
+  const request = new Request(url, { method, headers: headersOf(headers), signal })
+  holdBytes(request, new Uint8Array(body))
+  return request
+}
+
+/**
+ * Headers from name-value pairs, appended one by one. perf: workerd takes
+ * 15 to 16 µs to build Headers from a list of four pairs, and 2 to 2.6 µs
+ * to append the same four to empty Headers (a loop of 20,000 in workerd
+ * 1.20261117); a carried request and its answer each build one.
+ */
+function headersOf(pairs: readonly (readonly [string, string])[]): Headers {
+  const headers = new Headers()
+  for (const [name, value] of pairs) headers.append(name, value)
+  return headers
 }
 
 /**
@@ -108,5 +130,6 @@ function ownBuffer(view: Uint8Array): ArrayBuffer {
 
 /** The Response the Worker's request answers with, from a whole or streamed answer. */
 export function responseFrom(answer: WholeAnswer | StreamedAnswer): Response {
-  return new Response(answer.body, { status: answer.status, headers: answer.headers })
+  const { status, headers, body } = answer
+  return new Response(body, headers.length === 0 ? { status } : { status, headers: headersOf(headers) })
 }

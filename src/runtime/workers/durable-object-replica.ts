@@ -2,6 +2,7 @@ import type { CancelSignal } from '../../batching/cancel-signal.js'
 import type { Deployment } from '../../deployment/deployment.js'
 import type { ReplicaCall, ReplicaDescription, ReplicaEndpoint, ReplicaHealth } from '../../deployment/endpoint.js'
 import type { Outcome } from '../../deployment/outcome.js'
+import { RequestScope } from '../../deployment/request-scope.js'
 import { ReplicaSet, replicaName } from '../../deployment/replica-set.js'
 import { ReplicaOverloadedError, ReplicaUnavailableError } from '../../errors.js'
 import type { MetricsSnapshot } from '../../metrics/registry.js'
@@ -19,7 +20,7 @@ import {
   type WholeAnswer,
 } from './carried.js'
 import { GatheredCalls } from './gathered-calls.js'
-import { hasSmallBody } from './unread-body.js'
+import { WHOLE_BODY_BYTES } from './unread-body.js'
 
 /**
  * What this adapter calls on a replica's Durable Object: `fetch`, and the RPC
@@ -116,17 +117,19 @@ export class DurableObjectReplica implements ReplicaEndpoint {
     waitUntil ??= await workersWaitUntil()
     const item = await carriedRequest(request, nextToken(), call.deadline, call.multiplexedModelId)
     const bytes = (item.body?.byteLength ?? 0) + item.url.length
-    const answer = await this.#withRetry(idempotent, `${request.method} request`, () => gathered.carry(item, bytes, call.signal))
+    const left = callerSignalOf(call)
+    const answer = await this.#withRetry(idempotent, `${request.method} request`, () => gathered.carry(item, bytes, left))
     if ('whole' in answer) return responseFrom(answer.whole)
-    if ('claim' in answer) return responseFrom((await this.#claim(answer.claim, call.signal)) as WholeAnswer | StreamedAnswer)
+    if ('claim' in answer) return responseFrom((await this.#claim(answer.claim, left)) as WholeAnswer | StreamedAnswer)
     throw new TypeError(`replica ${this.index} of ${this.deployment} answered a request as a handle call`)
   }
 
   async #invokeCarried(gathered: GatheredCalls<CarriedItem, CarriedAnswer>, item: CarriedCall, bytes: number, call: ReplicaCall): Promise<Outcome> {
     waitUntil ??= await workersWaitUntil()
-    const answer = await this.#withRetry(call.idempotent === true, `call of ${item.method}()`, () => gathered.carry(item, bytes, call.signal))
+    const left = callerSignalOf(call)
+    const answer = await this.#withRetry(call.idempotent === true, `call of ${item.method}()`, () => gathered.carry(item, bytes, left))
     if ('outcome' in answer) return answer.outcome
-    if ('claim' in answer) return (await this.#claim(answer.claim, call.signal)) as Outcome
+    if ('claim' in answer) return (await this.#claim(answer.claim, left)) as Outcome
     throw new TypeError(`replica ${this.index} of ${this.deployment} answered a handle call as a request`)
   }
 
@@ -207,8 +210,23 @@ export class DurableObjectReplica implements ReplicaEndpoint {
  * streams to the object in a call of its own), and no protocol upgrade.
  */
 function isCarriable(request: Request): boolean {
-  if (request.headers.has('upgrade')) return false
-  return request.method === 'GET' || request.method === 'HEAD' || hasSmallBody(request)
+  // perf: workerd makes `request.headers` anew on each read, and this runs for every routed request.
+  const headers = request.headers
+  if (headers.has('upgrade')) return false
+  if (request.method === 'GET' || request.method === 'HEAD') return true
+  const declared = headers.get('content-length')
+  return declared !== null && Number(declared) <= WHOLE_BODY_BYTES
+}
+
+/**
+ * What tells a carried item that its caller left: the caller's own signal
+ * (a client that hung up, a handle call cancelled). Not the scope's, which
+ * also aborts at the deadline: the object keeps the item's deadline itself
+ * and answers 504 then, and the scope's timer would cost every request a
+ * timer it does not need.
+ */
+function callerSignalOf(call: ReplicaCall): CancelSignal | undefined {
+  return call instanceof RequestScope ? call.callerSignal : call.signal
 }
 
 /** The most values carriedBytes() looks at before sending a call's arguments alone. */
@@ -308,6 +326,10 @@ export function stubOf(env: unknown, deployment: Deployment, name: string): Repl
 const sets = new WeakMap<object, Map<string, ReplicaSet>>()
 
 export function durableObjectReplicas(binding: unknown, deployment: Deployment): ReplicaSet | undefined {
+  // Every routed request asks: a set made already is found without looking the binding over again
+  // (reading a workerd binding's properties costs more than the lookup).
+  const made = typeof binding === 'object' && binding !== null ? sets.get(binding)?.get(deployment.name) : undefined
+  if (made) return made
   if (!isNamespace(binding)) return undefined
   let byName = sets.get(binding)
   if (!byName) sets.set(binding, (byName = new Map<string, ReplicaSet>()))

@@ -5,6 +5,8 @@ import { cancellation } from '../../errors.js'
 export const MAX_ITEMS_PER_CALL = 128
 /** The most body and argument bytes one call carries; an item past it starts the next call. */
 export const MAX_BYTES_PER_CALL = 4 * 1024 * 1024
+/** The longest a call waits for more items while they keep joining it, from its first. */
+export const MAX_GATHER_MS = 2
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -62,6 +64,9 @@ class Waiting<Item, Answer> {
 /** The items gathered for one call, and whether it went. */
 class Gathering<Item, Answer> {
   readonly waiting: Waiting<Item, Answer>[] = []
+  /** Items that joined, including those whose callers left since. */
+  joined = 0
+  readonly startedAt = Date.now()
   bytes = 0
   sent = false
   /** Settles once the call is answered, or went unsent because every caller left. */
@@ -113,11 +118,12 @@ class Gathering<Item, Answer> {
  * carried together: the second level of batching. The isolate gathers, the
  * object batches.
  *
- * The first item of an idle moment starts a call, which goes on the next
- * turn of the event loop; the items that arrive meanwhile join it, up to
+ * The first item of an idle moment starts a call, which goes on the first
+ * turn of the event loop in which no other item joined it (MAX_GATHER_MS
+ * at most); the items that arrive meanwhile join it, up to
  * MAX_ITEMS_PER_CALL items and MAX_BYTES_PER_CALL bytes (a full call goes at
  * once). So one hop into the object, and one billed object request, serves
- * every request the isolate took in that turn, where each used to pay its
+ * every request the isolate took in that moment, where each used to pay its
  * own; at low load a call carries one item, as before, a turn later.
  *
  * Three things workerd asks of a request that waits on a call another
@@ -151,19 +157,34 @@ export class GatheredCalls<Item, Answer> {
     const { promise, resolve, reject } = withResolvers<Answer>()
     const waiting = new Waiting(call, item, resolve, reject, signal)
     call.waiting.push(waiting)
+    call.joined++
     call.bytes += bytes
     signal?.addEventListener('abort', waiting, { once: true })
     if (call.waiting.length >= MAX_ITEMS_PER_CALL) this.#send(call)
+    else if (call.joined === 1) this.#sendWhenQuiet(call)
     return promise
   }
 
   #start(): Gathering<Item, Answer> {
     if (this.#forming) this.#send(this.#forming)
     const call = (this.#forming = new Gathering(this.transport))
-    // The request that started the call keeps its timer alive until the call is answered, should it end first.
+    // The request that started the call keeps its timers alive until the call is answered, should it end first.
     this.transport.keepAlive(call.done)
-    setTimeout(() => this.#send(call), 0)
     return call
+  }
+
+  /**
+   * Send `call` on the first turn of the event loop in which no item joined
+   * it, or MAX_GATHER_MS after its first item. Not simply on the next turn:
+   * requests that arrived together become items one turn apart, each once
+   * its body is read, and a call sent on the next turn then carried one.
+   */
+  #sendWhenQuiet(call: Gathering<Item, Answer>): void {
+    const joined = call.joined
+    setTimeout(() => {
+      if (call.joined !== joined && Date.now() - call.startedAt < MAX_GATHER_MS) this.#sendWhenQuiet(call)
+      else this.#send(call)
+    }, 0)
   }
 
   /** Send `call` from the request running now, unless it went already. */

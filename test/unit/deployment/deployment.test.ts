@@ -27,7 +27,13 @@ describe('deployment()', () => {
       batching: undefined,
       autoscaling: undefined,
       binding: 'Model',
+      coalesceCalls: true,
     })
+  })
+
+  it('takes coalesceCalls: false, and refuses anything but a boolean with what to pass', () => {
+    expect(deployment(Model, { coalesceCalls: false }).options.coalesceCalls).toBe(false)
+    expect(() => deployment(Model, { coalesceCalls: 'no' as unknown as boolean })).toThrow(/coalesceCalls must be true .* or false, received "no"/)
   })
 
   it('fills in autoscaling with the documented defaults; numReplicas becomes maxReplicas', () => {
