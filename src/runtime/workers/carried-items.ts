@@ -1,9 +1,10 @@
+import { heldBodyOf } from '../../deployment/body/held.js'
 import { answerBadJsonWith400 } from '../../deployment/body/json-or-400.js'
 import type { Outcome } from '../../deployment/outcome.js'
 import type { Replica } from '../../deployment/replica.js'
 import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
 import { errorResponse } from '../../errors.js'
-import { isStreamed, requestOf, wholeAnswerOf, type CarriedAnswer, type CarriedItem, type ClaimedAnswer } from './carried.js'
+import { headerList, isStreamed, requestOf, wholeAnswerOf, type CarriedAnswer, type CarriedItem, type ClaimedAnswer } from './carried.js'
 
 /** How long an answer waits to be claimed once it is ready: past it, its request's client left meanwhile, and a stream is cancelled. */
 export const CLAIM_TIMEOUT_MS = 30_000
@@ -89,11 +90,12 @@ export class CarriedItems {
         return { carried: { outcome } }
       }
       const request = requestOf(item, controller.signal, replica.deployment.options.batching?.maxBodyBytes)
-      if (item.body !== null) answerBadJsonWith400(request)
+      // A held body answers a body that is not JSON with 400 already.
+      if (item.body !== null && heldBodyOf(request) === undefined) answerBadJsonWith400(request)
       const answer = await replica.answer(request, call)
       if (isStreamed(answer)) {
         const { status, headers, body } = answer.response
-        return { claimed: { status, headers: [...headers], body: body! } }
+        return { claimed: { status, headers: headerList(headers), body: body! } }
       }
       return { carried: { whole: await wholeAnswerOf(answer) } }
     } catch (error) {
