@@ -68,16 +68,15 @@ export interface StreamedAnswer {
 /** What `claim()` hands over: an HTTP answer, whole or streamed, or a handle call's outcome. */
 export type ClaimedAnswer = WholeAnswer | StreamedAnswer | Outcome
 
-/** What the Worker's request sends of itself: its head and, for a small body, the body's bytes. */
-export async function carriedRequest(
+/** What the Worker's request sends of itself: its head, and the bytes of its body (a small one, see isCarriable), or null. */
+export function carriedRequest(
   request: Request,
+  body: ArrayBuffer | null,
   token: string,
   deadline: number | undefined,
   multiplexedModelId: string | undefined,
-): Promise<CarriedRequest> {
-  const { method, url } = request
-  const body = method === 'GET' || method === 'HEAD' ? null : await request.arrayBuffer()
-  return { kind: 'request', token, deadline, multiplexedModelId, method, url, headers: headerList(request.headers), body }
+): CarriedRequest {
+  return { kind: 'request', token, deadline, multiplexedModelId, method: request.method, url: request.url, headers: headerList(request.headers), body }
 }
 
 /**

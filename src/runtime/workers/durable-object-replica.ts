@@ -115,7 +115,8 @@ export class DurableObjectReplica implements ReplicaEndpoint {
 
   async #fetchCarried(gathered: GatheredCalls<CarriedItem, CarriedAnswer>, request: Request, call: ReplicaCall, idempotent: boolean): Promise<Response> {
     waitUntil ??= await workersWaitUntil()
-    const item = await carriedRequest(request, nextToken(), call.deadline, call.multiplexedModelId)
+    const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.arrayBuffer()
+    const item = carriedRequest(request, body, nextToken(), call.deadline, call.multiplexedModelId)
     const bytes = (item.body?.byteLength ?? 0) + item.url.length
     const left = callerSignalOf(call)
     const answer = await this.#withRetry(idempotent, `${request.method} request`, () => gathered.carry(item, bytes, left))

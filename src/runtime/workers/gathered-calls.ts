@@ -41,6 +41,8 @@ export interface GatheredCallsTransport<Item, Answer> {
 class Waiting<Item, Answer> {
   /** The caller's own pending timer, cleared once it is answered. */
   readonly alive = setTimeout(() => undefined, MAX_TIMER_MS)
+  /** Answered, or its caller left: settled once only. */
+  settled = false
 
   constructor(
     readonly call: Gathering<Item, Answer>,
@@ -55,9 +57,13 @@ class Waiting<Item, Answer> {
     this.call.leave(this, cancellation(this.signal?.reason))
   }
 
-  settle(): void {
+  /** Mark it settled and let its timer and listener go; false if it was settled already. */
+  settle(): boolean {
+    if (this.settled) return false
+    this.settled = true
     clearTimeout(this.alive)
     this.signal?.removeEventListener('abort', this)
+    return true
   }
 }
 
@@ -80,10 +86,7 @@ class Gathering<Item, Answer> {
   }
 
   leave(waiting: Waiting<Item, Answer>, reason: Error): void {
-    const at = this.waiting.indexOf(waiting)
-    if (at < 0) return // answered already
-    this.waiting.splice(at, 1)
-    waiting.settle()
+    if (!waiting.settle()) return // answered already
     waiting.reject(reason)
     // Sent already: its object still holds the item, and is told to let it go.
     if (this.sent) this.transport.keepAlive(this.transport.drop([waiting.item]).catch(() => undefined))
@@ -91,25 +94,18 @@ class Gathering<Item, Answer> {
 
   async send(): Promise<void> {
     this.sent = true
-    const waiting = [...this.waiting]
+    // Those whose callers left before it went are not sent.
+    const waiting = this.waiting.filter((each) => !each.settled)
     try {
-      if (waiting.length === 0) return // every caller left before it went
-      const answers = await this.transport.send(waiting.map((w) => w.item))
-      for (let i = 0; i < waiting.length; i++) this.answer(waiting[i]!, (w) => w.resolve(answers[i]!))
+      if (waiting.length === 0) return
+      const answers = await this.transport.send(waiting.map((each) => each.item))
+      for (let i = 0; i < waiting.length; i++) if (waiting[i]!.settle()) waiting[i]!.resolve(answers[i]!)
     } catch (error) {
       const reason = error instanceof Error ? error : new Error(String(error))
-      for (const each of waiting) this.answer(each, (w) => w.reject(reason))
+      for (const each of waiting) if (each.settle()) each.reject(reason)
     } finally {
       this.#done()
     }
-  }
-
-  private answer(waiting: Waiting<Item, Answer>, settle: (waiting: Waiting<Item, Answer>) => void): void {
-    const at = this.waiting.indexOf(waiting)
-    if (at < 0) return // its caller left meanwhile, and was answered then
-    this.waiting.splice(at, 1)
-    waiting.settle()
-    settle(waiting)
   }
 }
 
