@@ -69,6 +69,18 @@ export interface DeploymentModel {
   batchesRate: number | null
   latency: LatencyModel | null
   methods: MethodModel[]
+  /**
+   * Calls per second into the replicas' Durable Objects (Workers). Null on
+   * the first poll, and where no object call was ever counted: on Node no
+   * replica is reached by one.
+   */
+  objectCallsRate: number | null
+  /**
+   * Requests and handle calls each object call carried, on average: a Worker
+   * isolate gathers its concurrent calls to a replica into one, and that
+   * only pays when calls carry many. Null where no object call was counted.
+   */
+  itemsPerObjectCall: { value: number; window: Window } | null
 }
 
 export interface Model {
@@ -221,6 +233,12 @@ export function buildModel(now: MetricsBody, before: MetricsBody | null, routes:
     const failedRate = counterRate(now, before, seconds, 'edgeserve_requests_total', match, failed)
     const requestsTotal = sumValues(now, 'edgeserve_requests_total', match)
     const failedTotal = sumValues(now, 'edgeserve_requests_total', match, failed)
+    const objectCallsTotal = sumValues(now, 'edgeserve_object_calls_total', match)
+    const carried = recentOrAll(
+      sumHistogram(now, 'edgeserve_object_call_items', match),
+      before && sumHistogram(before, 'edgeserve_object_call_items', match),
+      before !== null,
+    )
 
     const methodNames = Object.keys(info?.batchedMethods ?? {})
     for (const method of labelValues(now, 'edgeserve_batch_size', 'method', match)) if (!methodNames.includes(method)) methodNames.push(method)
@@ -244,6 +262,9 @@ export function buildModel(now: MetricsBody, before: MetricsBody | null, routes:
         p99: quantile(0.99, latency.histogram),
       },
       methods: methodNames.map((method) => methodModel(name, method, info?.batchedMethods?.[method] ?? {}, adaptiveModel(info?.adaptive, method))),
+      // No series, no rate: counterRate would call a missing counter 0 calls/s, and Node would show a Workers figure.
+      objectCallsRate: objectCallsTotal === null ? null : counterRate(now, before, seconds, 'edgeserve_object_calls_total', match),
+      itemsPerObjectCall: carried && { value: carried.histogram.sum / carried.histogram.count, window: carried.window },
     }
   }
 
