@@ -1,8 +1,9 @@
 /**
  * The live dashboard in a real browser: the demo app on a real port, real
  * load over loopback, Chromium reading the page, and the numbers it shows
- * checked against /-/metrics.json. Leaves a screenshot in test-results/
- * (in docs/images, for the README, when UPDATE_SCREENSHOTS=1).
+ * checked against /-/metrics.json; on Node, and for the object calls only a
+ * Worker makes, the demo Worker in workerd. Leaves a screenshot in
+ * test-results/ (in docs/images, for the README, when UPDATE_SCREENSHOTS=1).
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -16,6 +17,8 @@ import { batch, deployment, ingress } from '../../src/index.js'
 import type { HistogramSample, MetricFamily } from '../../src/metrics/registry.js'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { dashboard } from '../../src/http/dashboard/index.js'
+import { trim } from '../../src/http/dashboard/client/format.js'
+import { startWorker } from '../support/workerd.js'
 
 const SCREENSHOT = fileURLToPath(
   new URL(process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images/dashboard.png' : '../../test-results/dashboard.png', import.meta.url),
@@ -29,6 +32,8 @@ interface Reading {
   text: string
   value: number | null
   window: string | null
+  /** On screen: false for a figure the card hides, or a card that is idle. */
+  shown: boolean
 }
 interface MethodView {
   values: Record<string, Reading>
@@ -52,7 +57,12 @@ const READ_DASHBOARD = `(() => {
     for (const node of root.querySelectorAll('[data-value]')) {
       if (skip && skip.contains(node)) continue
       const raw = node.getAttribute('data-value')
-      out[node.getAttribute('data-testid')] = { text: node.textContent, value: raw === '' ? null : Number(raw), window: node.getAttribute('data-window') }
+      out[node.getAttribute('data-testid')] = {
+        text: node.textContent,
+        value: raw === '' ? null : Number(raw),
+        window: node.getAttribute('data-window'),
+        shown: node.checkVisibility(),
+      }
     }
     return out
   }
@@ -266,6 +276,10 @@ describe('dashboard in Chromium', () => {
         expect(d.values['latency-p50']!.text).toMatch(/^\d/)
         expect(d.points['throughput-chart']).toBeGreaterThan(0)
         expect(d.points['replicas-chart']).toBeGreaterThan(0)
+        // No replica on Node is reached by a call into a Durable Object: neither figure, not even a dash.
+        expect(d.values['requests-rate']!.shown).toBe(true)
+        expect(d.values['object-calls-rate']).toMatchObject({ shown: false, value: null })
+        expect(d.values['object-call-items']).toMatchObject({ shown: false, value: null })
       }
 
       // The picture for the docs, while the charts are moving.
@@ -382,6 +396,60 @@ describe('dashboard in Chromium', () => {
       }
     } finally {
       await other.close()
+    }
+  })
+
+  it("shows a Worker's calls into its Durable Objects and the items each carried, as /-/metrics.json counts them", { timeout: 120_000 }, async () => {
+    // The demo Worker in workerd: each replica is a Durable Object that counts the calls it takes and what
+    // each carried, since the Worker's isolate gathers its concurrent requests to a replica into one call.
+    const worker = await startWorker(new URL('../../wrangler.toml', import.meta.url))
+    try {
+      const page = await openDashboard(worker.url)
+      try {
+        // workerd evicts an object idle for 10 s, and its counters with it: the reads below follow the load closely.
+        const running = load(worker.url, ['/adder'], { workers: 48, requests: 3_000, ms: 5_000 })
+        await expect
+          .poll(
+            async () => {
+              const v = (await readDashboard(page)).BatchAdder?.values
+              return Boolean(v && v['object-calls-rate']!.value! > 0 && v['object-call-items']!.window === 'interval')
+            },
+            { timeout: 10_000, interval: 200 },
+          )
+          .toBe(true)
+        const live = (await readDashboard(page)).BatchAdder!.values
+        expect(live['object-calls-rate']!.shown).toBe(true)
+        expect(live['object-call-items']!.shown).toBe(true)
+        expect(live['object-call-items']!.value).toBeGreaterThanOrEqual(1)
+        expect(live['object-call-items']!.text).toBe(trim(live['object-call-items']!.value!))
+        const { failures } = await running
+        expect(failures).toEqual([])
+
+        // Idle: no calls go in, and the mean is over every call since start, exactly the server's.
+        const metrics = await metricsJson(worker.url)
+        const items = histogramSum(metrics, 'edgeserve_object_call_items', { deployment: 'BatchAdder' })
+        expect(items.count).toBe(counterSum(metrics, 'edgeserve_object_calls_total', { deployment: 'BatchAdder' }))
+        // Each request the replica served came in exactly one call.
+        expect(items.sum).toBe(counterSum(metrics, 'edgeserve_requests_total', { deployment: 'BatchAdder' }))
+        await expect
+          .poll(
+            async () => {
+              const v = (await readDashboard(page)).BatchAdder!.values
+              return [v['object-calls-rate']!.value, v['object-call-items']!.value, v['object-call-items']!.window]
+            },
+            { timeout: 5_000, interval: 250 },
+          )
+          .toEqual([0, items.sum / items.count, 'cumulative'])
+        const idle = (await readDashboard(page)).BatchAdder!.values
+        expect(idle['object-calls-rate']).toMatchObject({ shown: true, text: '0' })
+        expect(idle['object-call-items']!.shown).toBe(true)
+        expect(await page.locator('[data-deployment="BatchAdder"] .kpi:has([data-testid="object-call-items"]) .note').textContent()).toBe('since start')
+        expect(pageErrors).toEqual([])
+      } finally {
+        await page.close()
+      }
+    } finally {
+      await worker.dispose()
     }
   })
 

@@ -53,7 +53,7 @@ interface MethodView {
 
 export interface Card {
   root: HTMLElement
-  kpis: Record<'requests' | 'batches' | 'p50' | 'p95' | 'p99' | 'failed', Kpi>
+  kpis: Record<'requests' | 'batches' | 'p50' | 'p95' | 'p99' | 'failed' | 'objectCalls' | 'itemsPerObjectCall', Kpi>
   throughput: ChartFigure
   latency: ChartFigure
   replicaChart: ChartFigure
@@ -152,7 +152,13 @@ export function createCard(name: string): Card {
     p95: kpi('p95 latency', 'latency-p95'),
     p99: kpi('p99 latency', 'latency-p99'),
     failed: kpi('Failed', 'failed-share'),
+    // Workers only, and last: hidden where there are no object calls, a Node card keeps its six in their places.
+    // Short labels, so that eight fit one row; the tooltip says what they count.
+    objectCalls: kpi('Object calls / s', 'object-calls-rate'),
+    itemsPerObjectCall: kpi('Items per call', 'object-call-items'),
   }
+  kpis.objectCalls.node.title = "Calls into the replicas' Durable Objects. A Worker isolate gathers its concurrent requests to a replica into one."
+  kpis.itemsPerObjectCall.node.title = 'Requests and handle calls each call into a Durable Object carried, on average.'
   const throughput = chartFigure('Throughput', 'throughput-chart', [
     ['tone-1', 'requests/s', 'legend-requests'],
     ['tone-2', 'batches/s', 'legend-batches'],
@@ -259,6 +265,19 @@ export function updateCard(card: Card, d: DeploymentModel, history: History, now
     setLegend(card.latency, 'legend-' + q, formatSeconds(value).join(' '))
   }
   setKpi(card.kpis.failed, d.failedShare, formatPercent(d.failedShare), 'status \u2265 400')
+  // What a Worker isolate's gathering did: many items per call is what makes a hop into an object pay.
+  // Nothing to say where no replica is reached by an object call (Node), so no dash either.
+  card.kpis.objectCalls.node.hidden = d.objectCallsRate === null
+  setKpi(card.kpis.objectCalls, d.objectCallsRate, formatRate(d.objectCallsRate))
+  const carried = d.itemsPerObjectCall
+  card.kpis.itemsPerObjectCall.node.hidden = carried === null
+  setKpi(
+    card.kpis.itemsPerObjectCall,
+    carried && carried.value,
+    carried ? [trim(carried.value), ''] : [DASH, ''],
+    carried ? windowNote(carried.window, seconds) : '',
+  )
+  card.kpis.itemsPerObjectCall.value.setAttribute('data-window', carried ? carried.window : '')
   setLegend(card.throughput, 'legend-requests', formatRate(d.requestsRate).join(''))
   setLegend(card.throughput, 'legend-batches', formatRate(d.batchesRate).join(''))
 
