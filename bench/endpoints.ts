@@ -38,6 +38,14 @@ export const ENDPOINTS = {
   mlpInWorker: { name: 'mlp-in-worker', path: '/predict-in-worker', body: mlpBody, contentType: 'application/json' },
   mlpUnbatched: { name: 'mlp-unbatched', path: '/predict-unbatched', body: mlpBody, contentType: 'application/json', deployment: 'MlpUnbatched' },
   mlpBatched: { name: 'mlp-batched', path: '/predict', body: mlpBody, contentType: 'application/json', deployment: 'HousePricePredictor' },
+  /** The MLP as shipped with one call into its object per request (`coalesceCalls: false`), where mlp-batched gathers a Worker's concurrent calls into one. */
+  mlpSingleCalls: {
+    name: 'mlp-single-calls',
+    path: '/predict-single-calls',
+    body: mlpBody,
+    contentType: 'application/json',
+    deployment: 'HousePriceSingleCalls',
+  },
   jsonHelpers: { name: 'json-helpers', path: '/json-helpers', body: mlpBody, contentType: 'application/json', deployment: 'JsonHelpers' },
   jsonWeb: { name: 'json-web', path: '/json-web', body: mlpBody, contentType: 'application/json', deployment: 'JsonWeb' },
   mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },

@@ -71,6 +71,17 @@ export const housePriceT0 = housePrice.withOptions({
   batching: { maxBatchSize: 32, batchWaitTimeoutS: 0, strideS: 0, allowSmallBatch: true },
 })
 
+/**
+ * The house-price deployment as shipped, its batching and all, but with one call into its object per
+ * request (`coalesceCalls: false`): on Workers, what gathering an isolate's concurrent calls into one
+ * call gives, and what it adds to a lone request. On Node the option changes nothing.
+ */
+export const housePriceSingleCalls = housePrice.withOptions({
+  name: 'HousePriceSingleCalls',
+  binding: 'HousePriceSingleCalls',
+  coalesceCalls: false,
+})
+
 export const app = new Hono()
 // The adaptive examples at each fixed batch size (./batch-sizes.ts).
 batchSizeRoutes(app)
@@ -99,6 +110,7 @@ app
   .post('/ocr-unbatched', ingress(ocrUnbatched))
   .post('/predict', ingress(housePrice))
   .post('/predict-t0', ingress(housePriceT0))
+  .post('/predict-single-calls', ingress(housePriceSingleCalls))
   .post('/predict-unbatched', ingress(mlpUnbatched))
   // The same JSON read and answer through readJson() and through request.json() + Response.json().
   .post('/json-helpers', ingress(jsonHelpers))
