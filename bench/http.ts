@@ -34,6 +34,8 @@ export interface LoadRow {
   repeats: number
   /** Each repeat's req/s, in the order of the rounds: rows measured round-robin can be compared round by round. */
   roundsRequestsPerS: number[]
+  /** Each repeat's p50, in the same order: a latency compared round by round. Absent from results stored before it was kept. */
+  roundsP50Ms?: number[]
   /** With `probe`: latency of the probe's GETs during the row (null without one). */
   probeP50Ms: number | null
   probeP99Ms: number | null
@@ -190,12 +192,13 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
   const batches = before && after ? after.batches - before.batches : 0
   const executionS = before && after ? after.executionS - before.executionS : 0
   const requestsPerS = answers / spec.durationS
+  const p50Ms = percentile(latencies, 50)
   return {
     target: spec.target,
     path: spec.path,
     connections: spec.connections,
     requestsPerS,
-    p50Ms: percentile(latencies, 50),
+    p50Ms,
     p99Ms: percentile(latencies, 99),
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
@@ -205,6 +208,7 @@ export async function measure(spec: LoadSpec): Promise<LoadRow> {
     serverCores: server0 === null || server1 === null ? null : (server1 - server0) / wallS,
     repeats: 1,
     roundsRequestsPerS: [requestsPerS],
+    roundsP50Ms: [p50Ms],
     probeP50Ms: probeLatencies ? percentile(probeLatencies, 50) : null,
     probeP99Ms: probeLatencies ? percentile(probeLatencies, 99) : null,
     probes: probeLatencies ? probeLatencies.length : null,
@@ -220,7 +224,7 @@ export async function warmUp(spec: LoadSpec): Promise<void> {
   if (spec.warmupS > 0) await cannon(spec, spec.warmupS)
 }
 
-/** The run whose req/s is the median of `runs`, marked with how many runs it stands for; object calls are every run's together. */
+/** The run whose req/s is the median of `runs`, marked with how many runs it stands for, with each run's req/s and p50; object calls are every run's together. */
 export function medianRun(runs: LoadRow[]): LoadRow {
   const middle = median(runs.map((r) => r.requestsPerS))
   const chosen = runs.reduce((a, b) => (Math.abs(b.requestsPerS - middle) < Math.abs(a.requestsPerS - middle) ? b : a))
@@ -228,6 +232,7 @@ export function medianRun(runs: LoadRow[]): LoadRow {
     ...chosen,
     repeats: runs.length,
     roundsRequestsPerS: runs.map((r) => r.requestsPerS),
+    roundsP50Ms: runs.map((r) => r.p50Ms),
     ...('objectCalls' in chosen ? { objectCalls: addObjectCalls(runs.map((r) => r.objectCalls ?? null)) } : {}),
   }
 }

@@ -35,6 +35,14 @@ export const median = (xs: readonly number[]): number => {
 export const roundByRound = (numerator: readonly number[], denominator: readonly number[]): number =>
   median(numerator.map((value, round) => value / denominator[round]!))
 
+/**
+ * What one row adds to another measured round-robin, such as a p50 in ms: each round's difference,
+ * then their median, for the reason roundByRound takes each round's ratio. Null without a round, or
+ * where the two rows have not as many rounds.
+ */
+export const differenceRoundByRound = (row: readonly number[], baseline: readonly number[]): number | null =>
+  row.length === 0 || row.length !== baseline.length ? null : median(row.map((value, round) => value - baseline[round]!))
+
 /** Nearest-rank percentile of unsorted samples. */
 export const percentile = (xs: readonly number[], p: number): number => {
   if (xs.length === 0) return NaN
