@@ -7,7 +7,7 @@ import { roundByRound } from './lib.js'
 import type { Best, ModelLimit } from './model-limit.js'
 import type { PipelineLimit } from './ocr-pipeline-limit.js'
 import type { PrepareRow } from './prepare.js'
-import { WORKERD_TARGETS, type HopBreakdown } from './workerd-ratios.js'
+import { WORKERD_RATIOS, type HopBreakdown, type Target } from './workerd-ratios.js'
 
 /** A load row: autocannon's figures for one endpoint at one number of connections. */
 type Row = LoadRow & { endpoint: string }
@@ -371,7 +371,8 @@ function onceEachText(rows: Row[]): string {
 function workerdTable(direct: Row[], viaWrangler: Row[]): string {
   const endpoints = [...new Set([...direct, ...viaWrangler].map((r) => r.endpoint))]
   if (endpoints.length === 0) return '_not measured (see the error below)_'
-  const of = (rows: Row[], endpoint: string) => rows.find((r) => r.endpoint === endpoint)
+  // The c=64 row: an endpoint also measured at c=1 (a lone request's p50) has its figure in the ratios.
+  const of = (rows: Row[], endpoint: string) => rows.find((r) => r.endpoint === endpoint && r.connections === 64)
   const lines = [
     '| endpoint (c=64) | direct req/s | p50 ms | p99 ms | mean batch | batch items/s | wrangler dev req/s | p99 ms | errors + non-2xx |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -481,7 +482,7 @@ export function renderReport(results: BenchResults, template: string): { markdow
    * A ratio's row: its value, and whether it meets its target where it has one; a ratio not measured is neither met nor missed.
    * `what` says what it compares where the results hold no note for it (stored before it was measured).
    */
-  const ratioRow = (key: string, target?: { atLeast: number; unit?: string | undefined } | { atMost: number; unit: string }, what?: string) => {
+  const ratioRow = (key: string, target?: Target, what?: string) => {
     const x = ratioOf(results, key)
     const note = n[key] ?? what ?? ''
     if (target === undefined) return `| \`${key}\` | ${times(x)} | – | – | ${note} |`
@@ -489,9 +490,9 @@ export function renderReport(results: BenchResults, template: string): { markdow
       const value = target.unit === undefined ? times(x) : x === null ? '–' : `${f(x, 1)} ${target.unit}`
       return `| \`${key}\` | ${value} | ≥ ${target.atLeast}${target.unit === undefined ? '×' : ` ${target.unit}`} | ${verdict(x === null ? null : x >= target.atLeast)} | ${note} |`
     }
-    return `| \`${key}\` | ${f(x, 3)} ${target.unit} | ≤ ${target.atMost} ${target.unit} | ${verdict(x === null ? null : x <= target.atMost)} | ${note} |`
+    return `| \`${key}\` | ${x === null ? '–' : `${f(x, 3)} ${target.unit}`} | ≤ ${target.atMost} ${target.unit} | ${verdict(x === null ? null : x <= target.atMost)} | ${note} |`
   }
-  const targeted = new Set(WORKERD_TARGETS.map((t) => t.key))
+  const listed = new Set(WORKERD_RATIOS.map((r) => r.key))
   const ratioLines = [
     '| ratio | value | target | verdict | what it compares |',
     '| --- | ---: | --- | --- | --- |',
@@ -504,12 +505,12 @@ export function renderReport(results: BenchResults, template: string): { markdow
     ratioRow('engine_vs_dataloader', { atLeast: 0.8 }),
     ratioRow('c1_added_p50_ms', { atMost: 0.3, unit: 'ms' }),
     ratioRow('workerd_vs_node_c64'),
-    // workerd directly: the ratios with a target, measured or not, then the others these results hold. Older results have
-    // neither these nor the adaptive rows; through wrangler dev, the notes keep them.
-    ...WORKERD_TARGETS.map(({ key, atLeast, unit, what }) => ratioRow(key, { atLeast, unit }, what)),
+    // workerd directly: the listed ratios (those with a target, then the watched ones), measured or not, then the others
+    // these results hold. Older results have neither these nor the adaptive rows; through wrangler dev, the notes keep them.
+    ...WORKERD_RATIOS.map(({ key, target, what }) => ratioRow(key, target, what)),
     ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('workerd_') && key !== 'workerd_vs_node_c64' && !key.endsWith('_wrangler_dev'))
-      .filter((key) => !targeted.has(key) && !RETIRED.has(key))
+      .filter((key) => !listed.has(key) && !RETIRED.has(key))
       .map((key) => ratioRow(key)),
     ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('adaptive_vs_best_fixed_'))

@@ -327,18 +327,27 @@ const WORKERD_ENV = { X_LOCAL_OBSERVABILITY: 'false', MINIFLARE_WORKERD_V8_FLAGS
  * The workerd rows at c=64, each group round-robin: the hop (bare route, workerd's own hop into an
  * object with nothing of ours by stub.fetch and by RPC, a no-op deployment, a no-op batched one), then
  * each model batched, unbatched and run in the Worker for each request (no object); the MLP also
- * beside a Worker route reading the same JSON and that POST forwarded to an object with nothing of ours.
+ * beside its twin with one object call per request (`coalesceCalls: false`), a Worker route reading
+ * the same JSON and that POST forwarded to an object with nothing of ours.
  */
 const WORKERD_GROUPS = [
   [E.hello, E.rawHop, E.rawRpc, E.noop, E.noopBatched],
   [E.ocrBatched, E.ocrUnbatched, E.ocrInWorker],
-  [E.mlpBatched, E.mlpUnbatched, E.honoJson, E.rawHopJson, E.mlpInWorker],
+  [E.mlpBatched, E.mlpUnbatched, E.mlpSingleCalls, E.honoJson, E.rawHopJson, E.mlpInWorker],
 ]
+/**
+ * A lone request (c=1, one connection): the MLP as shipped and its twin with one object call per
+ * request, round-robin, so that what gathering adds to a p50 is taken round by round. Both hold a
+ * lone request for the shipped batchWaitTimeoutS (0.1 s, some 104 ms a request here), so a 2 s row
+ * holds about 19 answers: short, and noisy by about as much as the 0.3 ms the figure is held to.
+ */
+const WORKERD_C1: Rounds = { count: 3, rowS: 2 }
 /** The workerd rows; `afterOcrRound` runs after each round of the OCR group, with no load on the server. */
 const workerdServed = async (target: string, server: Server, rounds: Rounds, afterOcrRound?: () => Promise<unknown>): Promise<Row[]> => {
   const out: Row[] = []
   for (const group of WORKERD_GROUPS)
     out.push(...(await rows(target, server, group, 64, rounds, undefined, group.includes(E.ocrBatched) ? afterOcrRound : undefined)))
+  out.push(...(await rows(target, server, [E.mlpBatched, E.mlpSingleCalls], 1, WORKERD_C1)))
   return out
 }
 /** Each model's limit in one isolate (bench/isolate-limit.ts): OCR with and without its decode + preprocess, the MLP's run with its stack(). */

@@ -1,13 +1,14 @@
 /**
  * The workerd ratios (a route, each model against its baselines, the items
- * each call into an object carried) and the hop's breakdown, from the rows
+ * each call into an object carried and what gathering them gives, at c=64
+ * and in a lone request's p50) and the hop's breakdown, from the rows
  * measured against workerd directly and through wrangler dev, and each
  * model's limit in one isolate. A row, limit or metric not measured gives null.
  */
 import { ENDPOINTS as E, type Endpoint } from './endpoints.js'
 import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
 import type { LoadRow } from './http.js'
-import { median, roundByRound } from './lib.js'
+import { differenceRoundByRound, median, roundByRound } from './lib.js'
 import { itemsPerCall } from './object-calls.js'
 
 type Row = LoadRow & { endpoint: string }
@@ -40,8 +41,8 @@ export interface HopBreakdown {
   mlpInWorkerUs: number | null
 }
 
-/** `endpoint`'s row at c=64, or undefined where it was not measured. */
-const rowOf = (rows: Row[], endpoint: Endpoint): Row | undefined => rows.find((r) => r.endpoint === endpoint.name && r.connections === 64)
+/** `endpoint`'s row at `c` connections (64 unless told), or undefined where it was not measured. */
+const rowOf = (rows: Row[], endpoint: Endpoint, c = 64): Row | undefined => rows.find((r) => r.endpoint === endpoint.name && r.connections === c)
 /** req/s of `endpoint`'s row at c=64, or null where it was not measured. */
 const rpsOf = (rows: Row[], endpoint: Endpoint): number | null => rowOf(rows, endpoint)?.requestsPerS ?? null
 const us = (rows: Row[], endpoint: Endpoint): number | null => {
@@ -53,6 +54,15 @@ const versusOf = (rows: Row[], endpoint: Endpoint, baseline: Endpoint): number |
   const row = rowOf(rows, endpoint)
   const base = rowOf(rows, baseline)
   return row && base ? roundByRound(row.roundsRequestsPerS, base.roundsRequestsPerS) : null
+}
+/**
+ * What `endpoint`'s p50 adds to `baseline`'s, both at c=1 and measured round-robin, round by round (see
+ * differenceRoundByRound); null where either was not measured, or was stored without each round's p50.
+ */
+const addedP50AtC1 = (rows: Row[], endpoint: Endpoint, baseline: Endpoint): number | null => {
+  const row = rowOf(rows, endpoint, 1)?.roundsP50Ms
+  const base = rowOf(rows, baseline, 1)?.roundsP50Ms
+  return row && base ? differenceRoundByRound(row, base) : null
 }
 const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b)
 const over = (a: number | null, b: number | null) => (a === null || b === null || a === 0 ? null : b / a)
@@ -91,46 +101,66 @@ const MODELS = [
   { key: 'mlp', batched: E.mlpBatched, unbatched: E.mlpUnbatched, what: 'house-price MLP' },
 ] as const
 
-/** A workerd ratio with a target: at least `atLeast` (of `unit`, or times its baseline without one). */
-export interface WorkerdTarget {
+/** A ratio's target: at least `atLeast` (of `unit`, or times its baseline without one), or at most `atMost` of `unit`. */
+export type Target = { atLeast: number; unit?: string | undefined } | { atMost: number; unit: string }
+
+/** A workerd ratio the report lists, measured or not. */
+export interface WorkerdRatio {
   key: string
-  atLeast: number
-  unit?: string
+  /** Its target; none for a ratio that is watched, not held to a bound. */
+  target?: Target
   /** What it compares, for a report of results that have no note for it (measured before it was). */
   what: string
 }
 
-/** The workerd ratios with a target, in the order the report gives them: workerd directly, c=64. */
-export const WORKERD_TARGETS: readonly WorkerdTarget[] = [
+/** The workerd ratios the report lists whether measured or not, in its order: those with a target, then the watched ones; workerd directly. */
+export const WORKERD_RATIOS: readonly WorkerdRatio[] = [
   {
     key: 'workerd_mlp_served_vs_json_route_c64',
-    atLeast: 0.8,
+    target: { atLeast: 0.8 },
     what: 'house-price MLP as shipped over a Worker route that reads the same JSON and answers the same shape, with no object and no model',
   },
   {
     key: 'workerd_mlp_batched_vs_in_worker_c64',
-    atLeast: 1,
+    target: { atLeast: 1 },
     what: 'house-price MLP as shipped (batched in a Durable Object) over the same model run in the Worker for each request (no object, no hop, no batching)',
   },
-  { key: 'workerd_deployment_route_vs_hono_c64', atLeast: 0.75, what: 'a no-op deployment (one hop into a Durable Object) over the bare Hono route' },
+  {
+    key: 'workerd_deployment_route_vs_hono_c64',
+    target: { atLeast: 0.75 },
+    what: 'a no-op deployment (one hop into a Durable Object) over the bare Hono route',
+  },
   {
     key: 'workerd_items_per_object_call_c64',
-    atLeast: 8,
-    unit: 'items',
+    target: { atLeast: 8, unit: 'items' },
     what: "requests and handle calls carried by each call into the house-price MLP's Durable Objects during its batched row, from /-/metrics",
   },
   {
     key: 'workerd_ocr_batched_vs_in_worker_c64',
-    atLeast: 1,
+    target: { atLeast: 1 },
     what: 'OCR direction classifier as shipped (batched in a Durable Object) over the same decode, resize and run in the Worker for each request (no object, no hop, no batching)',
   },
   {
     key: 'workerd_ocr_served_vs_ceiling_c64',
-    atLeast: 0.8,
+    target: { atLeast: 0.8 },
     what: "batched OCR req/s over the lesser of the model's best decode + preprocess + run items/s in one isolate and the bare route's req/s",
   },
+  {
+    key: 'workerd_mlp_added_p50_ms_c1',
+    target: { atMost: 0.3, unit: 'ms' },
+    what:
+      'p50 of the house-price MLP as shipped (a Worker gathers its concurrent calls to an object into one) minus that of its twin with ' +
+      '`coalesceCalls: false` (one object call per request), both at c=1 (closed loop, one connection), where both hold a lone request for the shipped 0.1 s batch wait',
+  },
+  {
+    key: 'workerd_mlp_coalesced_vs_single_calls_c64',
+    what:
+      "house-price MLP as shipped over its twin with `coalesceCalls: false`: what gathering a Worker's calls into one object call gives, " +
+      'against a call per request',
+  },
 ]
-const whatOf = (key: string) => WORKERD_TARGETS.find((t) => t.key === key)!.what
+
+const whatOf = (key: string) => WORKERD_RATIOS.find((t) => t.key === key)!.what
 
 /** What was measured besides the served rows, each optional. */
 export interface WorkerdMeasured {
@@ -184,6 +214,17 @@ export function workerdRatios(direct: Row[], wranglerDev: Row[], limits: Isolate
     set('workerd_mlp_served_vs_json_route_c64', versusOf(rows, E.mlpBatched, E.honoJson), `${whatOf('workerd_mlp_served_vs_json_route_c64')}, ${servedRows}`)
     set('workerd_mlp_batched_vs_in_worker_c64', versusOf(rows, E.mlpBatched, E.mlpInWorker), `${whatOf('workerd_mlp_batched_vs_in_worker_c64')}, ${servedRows}`)
     set('workerd_ocr_batched_vs_in_worker_c64', versusOf(rows, E.ocrBatched, E.ocrInWorker), `${whatOf('workerd_ocr_batched_vs_in_worker_c64')}, ${servedRows}`)
+    set(
+      'workerd_mlp_coalesced_vs_single_calls_c64',
+      versusOf(rows, E.mlpBatched, E.mlpSingleCalls),
+      `${whatOf('workerd_mlp_coalesced_vs_single_calls_c64')}, ${servedRows}`,
+    )
+    const c1Rounds = rowOf(rows, E.mlpBatched, 1)?.repeats
+    set(
+      'workerd_mlp_added_p50_ms_c1',
+      addedP50AtC1(rows, E.mlpBatched, E.mlpSingleCalls),
+      `${whatOf('workerd_mlp_added_p50_ms_c1')}, ${way}, the median of ${c1Rounds ?? 'the'} interleaved rounds' differences; ${shared}`,
+    )
     set(
       'workerd_items_per_object_call_c64',
       itemsPerCall(rowOf(rows, E.mlpBatched)?.objectCalls),
