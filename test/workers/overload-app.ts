@@ -75,9 +75,9 @@ interface RefusingStub {
   refusedForTest(): Promise<number>
 }
 type Namespace = { idFromName(name: string): unknown; get(id: unknown): RefusingStub }
-const replicaZero = (env: Record<string, unknown>) => {
-  const namespace = env.OverloadedPair as Namespace
-  return namespace.get(namespace.idFromName('OverloadedPair/0'))
+const replicaZero = (env: Record<string, unknown>, name = 'OverloadedPair') => {
+  const namespace = env[name] as Namespace
+  return namespace.get(namespace.idFromName(`${name}/0`))
 }
 
 export const overloadApp = new Hono<{ Bindings: Record<string, unknown> }>()
@@ -85,6 +85,8 @@ export const overloadApp = new Hono<{ Bindings: Record<string, unknown> }>()
   .on(['GET', 'POST'], '/overloaded/alone', ingress(alone))
   .get('/overloaded/pair/call', async (c) => c.json({ replica: await getHandle(pair, c.env).which.remote() }))
   .get('/overloaded/pair/refused', async (c) => c.json(await replicaZero(c.env).refusedForTest()))
+  // How many calls the lone replica refused: a gathered call is refused once, whatever it carries.
+  .get('/overloaded/alone/refused', async (c) => c.json(await replicaZero(c.env, 'OverloadedAlone').refusedForTest()))
   // What a caller of stub.fetch() sees of the stand-in's error, as workerd hands it over.
   .get('/overloaded/raw', async (c) => {
     try {
