@@ -46,6 +46,14 @@ export const ENDPOINTS = {
     contentType: 'application/json',
     deployment: 'HousePriceSingleCalls',
   },
+  /** mlp-batched-wait0 with one call into its object per request: the c=1 pair for what gathering adds to a lone request. */
+  mlpT0SingleCalls: {
+    name: 'mlp-wait0-single-calls',
+    path: '/predict-t0-single-calls',
+    body: mlpBody,
+    contentType: 'application/json',
+    deployment: 'HousePriceT0SingleCalls',
+  },
   jsonHelpers: { name: 'json-helpers', path: '/json-helpers', body: mlpBody, contentType: 'application/json', deployment: 'JsonHelpers' },
   jsonWeb: { name: 'json-web', path: '/json-web', body: mlpBody, contentType: 'application/json', deployment: 'JsonWeb' },
   mlpBatchedT0: { name: 'mlp-batched-wait0', path: '/predict-t0', body: mlpBody, contentType: 'application/json', deployment: 'HousePriceT0' },

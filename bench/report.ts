@@ -369,9 +369,9 @@ function onceEachText(rows: Row[]): string {
  * bound every row there.
  */
 function workerdTable(direct: Row[], viaWrangler: Row[]): string {
-  const endpoints = [...new Set([...direct, ...viaWrangler].map((r) => r.endpoint))]
+  // The c=64 rows only: endpoints measured at c=1 too, or only (a lone request's p50), have that figure in the ratios.
+  const endpoints = [...new Set([...direct, ...viaWrangler].filter((r) => r.connections === 64).map((r) => r.endpoint))]
   if (endpoints.length === 0) return '_not measured (see the error below)_'
-  // The c=64 row: an endpoint also measured at c=1 (a lone request's p50) has its figure in the ratios.
   const of = (rows: Row[], endpoint: string) => rows.find((r) => r.endpoint === endpoint && r.connections === 64)
   const lines = [
     '| endpoint (c=64) | direct req/s | p50 ms | p99 ms | mean batch | batch items/s | wrangler dev req/s | p99 ms | errors + non-2xx |',

@@ -1,6 +1,6 @@
 /** The bench app on workerd (`wrangler dev -c bench/wrangler.toml`): each deployment in Durable Objects. */
 import { durableObject, serveWorker } from '../src/runtime/workers/index.js'
-import { app, housePriceSingleCalls, housePriceT0, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
+import { app, housePriceSingleCalls, housePriceT0, housePriceT0SingleCalls, mlpUnbatched, ocrBatched, ocrUnbatched } from './apps/app.js'
 import { batchedNoOp, noOp } from './apps/overhead.js'
 import { jsonHelpers, jsonWeb } from './apps/json-body.js'
 import { housePrice } from '../examples/house-price/predictor.js'
@@ -21,6 +21,7 @@ export const OcrUnbatched = durableObject(ocrUnbatched)
 export const HousePricePredictor = durableObject(housePrice)
 export const HousePriceT0 = durableObject(housePriceT0)
 export const HousePriceSingleCalls = durableObject(housePriceSingleCalls)
+export const HousePriceT0SingleCalls = durableObject(housePriceT0SingleCalls)
 export const MlpUnbatched = durableObject(mlpUnbatched)
 export const NoOp = durableObject(noOp)
 export const BatchedNoOp = durableObject(batchedNoOp)

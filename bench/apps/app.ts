@@ -81,6 +81,12 @@ export const housePriceSingleCalls = housePrice.withOptions({
   binding: 'HousePriceSingleCalls',
   coalesceCalls: false,
 })
+/** housePriceT0 with one call into its object per request: at c=1 against housePriceT0, what gathering adds to a lone request, with no batch wait to hide it. */
+export const housePriceT0SingleCalls = housePriceT0.withOptions({
+  name: 'HousePriceT0SingleCalls',
+  binding: 'HousePriceT0SingleCalls',
+  coalesceCalls: false,
+})
 
 export const app = new Hono()
 // The adaptive examples at each fixed batch size (./batch-sizes.ts).
@@ -111,6 +117,7 @@ app
   .post('/predict', ingress(housePrice))
   .post('/predict-t0', ingress(housePriceT0))
   .post('/predict-single-calls', ingress(housePriceSingleCalls))
+  .post('/predict-t0-single-calls', ingress(housePriceT0SingleCalls))
   .post('/predict-unbatched', ingress(mlpUnbatched))
   // The same JSON read and answer through readJson() and through request.json() + Response.json().
   .post('/json-helpers', ingress(jsonHelpers))

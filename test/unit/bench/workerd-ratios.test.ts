@@ -102,14 +102,14 @@ describe('workerdRatios', () => {
   it("takes what gathering adds to a lone request's p50 from the c=1 rows, round by round", () => {
     const atC1 = (endpoint: Endpoint, p50s: number[]) => ({ ...row(endpoint, [900, 900, 900]), connections: 1, roundsP50Ms: p50s })
     // Differences 0.1, 0.5, 0.2: 0.2. The c=64 rows' p50s play no part.
-    const rows = [...direct, row(E.mlpSingleCalls, [1000, 1000, 1000]), atC1(E.mlpBatched, [1.1, 1.6, 1.2]), atC1(E.mlpSingleCalls, [1.0, 1.1, 1.0])]
+    const rows = [...direct, row(E.mlpSingleCalls, [1000, 1000, 1000]), atC1(E.mlpBatchedT0, [1.1, 1.6, 1.2]), atC1(E.mlpT0SingleCalls, [1.0, 1.1, 1.0])]
     const { ratios, notes } = workerdRatios(rows, [], limits)
     expect(ratios.workerd_mlp_added_p50_ms_c1).toBeCloseTo(0.2)
     expect(notes.workerd_mlp_added_p50_ms_c1).toContain("the median of 3 interleaved rounds' differences")
     // Without the c=1 rows, or with rows stored before each round's p50 was kept: not measured.
     expect(workerdRatios([...direct, row(E.mlpSingleCalls, [1000, 1000, 1000])], [], limits).ratios.workerd_mlp_added_p50_ms_c1).toBeNull()
-    const { roundsP50Ms: _, ...stored } = atC1(E.mlpSingleCalls, [1.0, 1.1, 1.0])
-    expect(workerdRatios([...direct, atC1(E.mlpBatched, [1.1, 1.6, 1.2]), stored], [], limits).ratios.workerd_mlp_added_p50_ms_c1).toBeNull()
+    const { roundsP50Ms: _, ...stored } = atC1(E.mlpT0SingleCalls, [1.0, 1.1, 1.0])
+    expect(workerdRatios([...direct, atC1(E.mlpBatchedT0, [1.1, 1.6, 1.2]), stored], [], limits).ratios.workerd_mlp_added_p50_ms_c1).toBeNull()
   })
 
   it("takes OCR's limit from its windows beside the served rows when there are some", () => {
