@@ -1,18 +1,24 @@
 /**
  * A Worker isolate carries its concurrent requests and handle calls to one
  * replica in one call to its Durable Object (the isolate gathers, the object
- * batches), in real workerd served directly (bench/workerd-direct.ts), and
- * the plain bursts also through `wrangler dev`, whose proxy hands the Worker
- * its requests another way. Each item must come back as it would have alone:
- * its status, headers and body, its own error. The objects' `/-/metrics`
- * (calls, and items per call) tell that the calls were in fact gathered, and
- * that `coalesceCalls: false` makes one call per request.
+ * batches), in real workerd served directly (bench/workerd-direct.ts), where
+ * clients reach workerd's own socket, and the plain bursts also through
+ * `wrangler dev`, whose proxy hands the Worker its requests another way.
+ * Each item must come back as it would have alone: its status, headers and
+ * body, its own error, its own 503 from an overloaded object, its own
+ * stream. No waiting request may be lost to another's: not under sustained
+ * load, and not when the client of the request that sent the call goes
+ * away. The objects' `/-/metrics` (calls, and items per call) tell that the
+ * calls were in fact gathered, and that `coalesceCalls: false` makes one
+ * call per request.
  *
  * The deployments are test/workers/coalescing-app.ts's, with the test
- * Worker's adder and JSON doubler.
+ * Worker's adder, JSON doubler, text generator and overloaded object.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInGroup, type GroupChild } from '../support/process-group.js'
+import { RawConnection } from '../support/raw-connection.js'
+import { waitFor } from '../support/wait-for.js'
 import { workerForTests } from '../support/workerd.js'
 
 let server: GroupChild
@@ -262,5 +268,155 @@ describe('Workers: coalesceCalls: false', () => {
     const { result, added } = await callsDuring(url, 'AloneItems', () => handleCalls(url, 'alone'))
     expect(result).toEqual({ squares: [0, 1, 4, 9, 16, 25, 36, 49], labels: Array.from({ length: 8 }, (_, i) => `item ${i}`) })
     expect(added).toEqual({ calls: 16, items: 16, single: 16 })
+  })
+})
+
+describe('Workers: no waiting request lost under sustained load', () => {
+  it('answers every GET of 8 s of load at concurrency 64 with 200 and its own body, with no retries', async () => {
+    const LOAD_MS = 8000
+    const answers: { id: number; status: number; body: string }[] = []
+    let next = 0
+    const { added } = await callsDuring(url, 'GatheredItems', async () => {
+      const until = Date.now() + LOAD_MS
+      const client = async () => {
+        while (Date.now() < until) {
+          const id = next++
+          try {
+            // Bounded: a request cancelled as hung, or never continued, fails here rather than at the test's timeout.
+            const response = await fetch(`${url}/coalescing/gathered?id=${id}`, { signal: AbortSignal.timeout(8000) })
+            answers.push({ id, status: response.status, body: await response.text() })
+          } catch (error) {
+            answers.push({ id, status: 0, body: String(error) })
+          }
+        }
+      }
+      await Promise.all(Array.from({ length: 64 }, client))
+    })
+    const wrong = answers.filter((a) => a.status !== 200 || a.body !== JSON.stringify({ id: a.id, squared: a.id * a.id }))
+    expect(wrong.slice(0, 5), `${wrong.length} of ${answers.length} answers wrong`).toEqual([])
+    expect(answers).toHaveLength(next)
+    expect(added.items).toBe(next)
+    // Under load the calls carried many items each.
+    expect(added.items / added.calls, JSON.stringify(added)).toBeGreaterThan(2)
+  })
+})
+
+describe('Workers: the client of the request that sent a carried call goes away', () => {
+  it("loses none of the other requests' answers of that call; its own item leaves the object, and the next request is answered", async () => {
+    const ROUND = 1
+    const N = 6
+    const heldState = async () => (await (await fetch(`${url}/coalescing/held/carried`)).json()) as { carried: number[][]; left: number[] }
+    const connections = await Promise.all(Array.from({ length: N }, () => RawConnection.open(url)))
+    // Written together, so that the isolate takes them in one turn and carries them in one call.
+    await Promise.all(
+      connections.map((connection, id) => connection.send(`GET /coalescing/held?id=${id}&round=${ROUND} HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n`)),
+    )
+    await waitFor(async () => (await heldState()).carried.flat().length === N, 'every held request to reach the object')
+
+    const { carried } = await heldState()
+    // The first item of a call is the one of the request that sent it.
+    const shared = carried.find((call) => call.length > 1)
+    expect(shared, `no call carried more than one request: ${JSON.stringify(carried)}`).toBeDefined()
+    const sender = shared![0]!
+    connections[sender]!.reset()
+    // Its item leaves the object: its signal there aborts. Waited for, then released either way, to see the others' answers.
+    const leftInTime = await waitFor(async () => (await heldState()).left.includes(sender), "the sender's item to leave the object").then(
+      () => true,
+      (error: Error) => error.message,
+    )
+
+    await fetch(`${url}/coalescing/held/release?round=${ROUND}`, { method: 'POST' })
+    const others = connections.map((_, id) => id).filter((id) => id !== sender)
+    const answers = await Promise.all(
+      others.map(async (id) => connections[id]!.next(5000).catch((error: Error) => ({ status: 0, body: JSON.stringify(error.message) }))),
+    )
+    expect(answers.map((a) => [a.status, parsed(a.body)])).toEqual(others.map((id) => [200, { id, round: ROUND }]))
+    expect(leftInTime).toBe(true)
+    expect((await heldState()).left).toEqual([sender])
+
+    // The next request, on a fresh connection, is answered.
+    const fresh = await RawConnection.open(url)
+    await fresh.send('GET /coalescing/held?id=99 HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n')
+    const answer = await fresh.next()
+    expect([answer.status, parsed(answer.body)]).toEqual([200, { id: 99, round: 0 }])
+    for (const connection of [...connections, fresh]) connection.close()
+  })
+})
+
+describe('Workers: an overloaded object refuses a carried call', () => {
+  async function expectOverloaded(response: Response) {
+    expect(response.status).toBe(503)
+    expect(response.headers.get('retry-after')).toBe('1')
+    expect(await response.json()).toEqual({
+      error: { type: 'ReplicaOverloadedError', message: expect.stringContaining(`is overloaded and refused this`) },
+    })
+  }
+
+  it('answers each GET and POST of a concurrent burst 503 with Retry-After and the JSON error, in fewer refused calls than requests', async () => {
+    const refused = async () => (await (await fetch(`${url}/overloaded/alone/refused`)).json()) as number
+    const before = await refused()
+    const responses = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        fetch(`${url}/overloaded/alone`, i % 4 === 3 ? { method: 'POST', body: `post ${i}`, headers: { 'content-type': 'text/plain' } } : undefined),
+      ),
+    )
+    for (const response of responses) await expectOverloaded(response)
+    const calls = (await refused()) - before
+    expect(calls).toBeGreaterThan(0)
+    expect(calls).toBeLessThan(16)
+  })
+})
+
+describe('Workers: streamed answers of carried requests', () => {
+  /** An SSE answer's tokens, and how long passed between its first and last. */
+  async function readStream(response: Response): Promise<{ tokens: string[]; spreadMs: number }> {
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    const tokens: string[] = []
+    let buffered = ''
+    let first = 0
+    let last = 0
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      buffered += decoder.decode(value, { stream: true })
+      let end: number
+      while ((end = buffered.indexOf('\n\n')) >= 0) {
+        const event = buffered.slice(0, end)
+        buffered = buffered.slice(end + 2)
+        if (event.startsWith('event: end')) continue
+        tokens.push(JSON.parse(event.replace(/^data: /, '')) as string)
+        last = Date.now()
+        first ||= last
+      }
+    }
+    return { tokens, spreadMs: last - first }
+  }
+
+  it('streams SSE answers requested with whole ones in one burst: each the tokens it gets alone, as they come', async () => {
+    const PROMPTS = ['Once upon a time', 'Alice', 'The Wolf said', 'It was']
+    const TOKENS = 96
+    const generate = (text: string) => `/generate?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`
+    // What each prompt gets alone, whole.
+    const alone: string[] = []
+    for (const text of PROMPTS) alone.push(await (await fetch(url + generate(text))).text())
+
+    const { result, added } = await callsDuring(url, 'BatchTextGenerator', async () => {
+      const streams = PROMPTS.map(async (text) => {
+        const response = await fetch(`${url}/generate/stream?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`)
+        return { contentType: response.headers.get('content-type'), ...(await readStream(response)) }
+      })
+      const whole = PROMPTS.map(async (text) => (await fetch(url + generate(text))).text())
+      return { streams: await Promise.all(streams), whole: await Promise.all(whole) }
+    })
+    expect(result.whole).toEqual(alone)
+    for (const [i, stream] of result.streams.entries()) {
+      expect(stream.contentType).toMatch(/^text\/event-stream/)
+      expect(stream.tokens.join('')).toBe(alone[i])
+      // Paced 3 ms a step, 96 tokens take at least a quarter of a second: read whole and passed on, they would come at once.
+      expect(stream.spreadMs, `stream ${i}`).toBeGreaterThan(100)
+    }
+    expect(added.items).toBe(8)
+    expect(added.calls).toBeLessThan(8)
   })
 })
