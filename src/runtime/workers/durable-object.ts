@@ -22,7 +22,9 @@ export interface ReplicaObjectState {
  * One replica's Durable Object: `fetch` for HTTP, and the Workers RPC methods
  * the Worker's router calls. A subclass may add RPC methods of its own
  * (`class Model extends durableObject(model) { ... }`) and reach its state as
- * `this.ctx`, as in any Durable Object.
+ * `this.ctx`, as in any Durable Object. The requests and handle calls a
+ * Worker isolate gathers into one call arrive through `carry()`, not
+ * `fetch()` or `invoke()` (see the deployment option `coalesceCalls`).
  */
 export interface ReplicaDurableObject extends ReplicaStub {
   readonly ctx: ReplicaObjectState
