@@ -3,7 +3,7 @@ import { answerBadJsonWith400 } from '../../deployment/body/json-or-400.js'
 import type { Outcome } from '../../deployment/outcome.js'
 import type { Replica } from '../../deployment/replica.js'
 import { encodeStream, isAsyncIterable } from '../../deployment/stream-codec.js'
-import { errorResponse } from '../../errors.js'
+import { errorResponse, RequestCancelledError } from '../../errors.js'
 import { headerList, isStreamed, requestOf, wholeAnswerOf, type CarriedAnswer, type CarriedItem, type ClaimedAnswer } from './carried.js'
 
 /** How long an answer waits to be claimed once it is ready: past it, its request's client left meanwhile, and a stream is cancelled. */
@@ -63,7 +63,7 @@ export class CarriedItems {
   /** These items' callers left after their call went: they leave the batch queue, as a request whose client left does. */
   drop(tokens: readonly string[]): void {
     for (const token of tokens) {
-      this.#running.get(token)?.abort()
+      this.#running.get(token)?.abort(new RequestCancelledError('the caller went away after its call to this object went'))
       const claim = this.#claims.get(token)
       if (claim) void claim.answer.then((answer) => this.#expire(token, answer))
     }
