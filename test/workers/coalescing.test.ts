@@ -15,26 +15,13 @@
  * The deployments are test/workers/coalescing-app.ts's, with the test
  * Worker's adder, JSON doubler, text generator and overloaded object.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startInGroup, type GroupChild } from '../support/process-group.js'
+import { describe, expect, it } from 'vitest'
 import { RawConnection } from '../support/raw-connection.js'
 import { waitFor } from '../support/wait-for.js'
+import { workerdDirectForTests } from '../support/workerd-direct.js'
 import { workerForTests } from '../support/workerd.js'
 
-let server: GroupChild
-let url: string
-
-beforeAll(async () => {
-  server = await startInGroup(
-    [process.execPath, 'node_modules/tsx/dist/cli.mjs', 'bench/workerd-direct.ts', 'test/workers/wrangler.toml'],
-    /READY (http:\/\/\S+)/,
-  )
-  url = server.match[1]!
-})
-
-afterAll(async () => {
-  await server?.stop()
-})
+const direct = workerdDirectForTests()
 
 /** Calls into a deployment's objects, the items they carried, and the calls that carried one item, over its replicas. */
 interface ObjectCalls {
@@ -117,7 +104,7 @@ const STATUSES = [200, 201, 202, 203, 404, 409]
 const viaWrangler = workerForTests(new URL('./wrangler.toml', import.meta.url))
 
 for (const [runtime, baseOf] of [
-  ['workerd', () => url],
+  ['workerd', () => direct.url],
   ['wrangler dev', () => viaWrangler.url],
 ] as const) {
   describe(`Workers: concurrent calls carried to an object together, ${runtime}`, () => {
@@ -227,9 +214,9 @@ describe('Workers: errors of carried items, each its own', () => {
 
   it('answers a malformed item 422, a body not JSON 400, a deadline 504, a thrown error its status, in one burst, the rest 200: as each is answered alone', async () => {
     const sumRuns = async (from: number) =>
-      (await (await fetch(`${url}/coalescing/sum-runs?to=gathered&from=${from}`)).json()) as { size: number; refused: boolean }[]
+      (await (await fetch(`${direct.url}/coalescing/sum-runs?to=gathered&from=${from}`)).json()) as { size: number; refused: boolean }[]
     const runsBefore = (await sumRuns(0)).length
-    const { result: seen, added } = await callsDuring(url, 'GatheredItems', () => Promise.all(to('gathered').map((c) => send(url, c))))
+    const { result: seen, added } = await callsDuring(direct.url, 'GatheredItems', () => Promise.all(to('gathered').map((c) => send(direct.url, c))))
     expect(seen).toEqual(to('gathered').map(expected))
     expect(added.items).toBe(18)
     expect(added.calls, JSON.stringify(added)).toBeLessThan(18)
@@ -241,7 +228,7 @@ describe('Workers: errors of carried items, each its own', () => {
 
     // The same requests, each alone, to the same class deployed with one call per request: the same answers.
     const alone: Seen[] = []
-    for (const c of to('alone')) alone.push(await send(url, c))
+    for (const c of to('alone')) alone.push(await send(direct.url, c))
     expect(alone).toEqual(seen)
   })
 })
@@ -259,13 +246,13 @@ describe('Workers: coalesceCalls: false', () => {
           }
         : { path: `/coalescing/alone?id=${i}`, init: json({ row: [i, 1] }), status: 200, contentType: 'application/json', body: { id: i, sum: i + 1 } },
     )
-    const { result: seen, added } = await callsDuring(url, 'AloneItems', () => Promise.all(cases.map((c) => send(url, c))))
+    const { result: seen, added } = await callsDuring(direct.url, 'AloneItems', () => Promise.all(cases.map((c) => send(direct.url, c))))
     expect(seen).toEqual(cases.map(expected))
     expect(added).toEqual({ calls: 24, items: 24, single: 24 })
   })
 
   it('makes one object call per handle call too', async () => {
-    const { result, added } = await callsDuring(url, 'AloneItems', () => handleCalls(url, 'alone'))
+    const { result, added } = await callsDuring(direct.url, 'AloneItems', () => handleCalls(direct.url, 'alone'))
     expect(result).toEqual({ squares: [0, 1, 4, 9, 16, 25, 36, 49], labels: Array.from({ length: 8 }, (_, i) => `item ${i}`) })
     expect(added).toEqual({ calls: 16, items: 16, single: 16 })
   })
@@ -276,14 +263,14 @@ describe('Workers: no waiting request lost under sustained load', () => {
     const LOAD_MS = 8000
     const answers: { id: number; status: number; body: string }[] = []
     let next = 0
-    const { added } = await callsDuring(url, 'GatheredItems', async () => {
+    const { added } = await callsDuring(direct.url, 'GatheredItems', async () => {
       const until = Date.now() + LOAD_MS
       const client = async () => {
         while (Date.now() < until) {
           const id = next++
           try {
             // Bounded: a request cancelled as hung, or never continued, fails here rather than at the test's timeout.
-            const response = await fetch(`${url}/coalescing/gathered?id=${id}`, { signal: AbortSignal.timeout(8000) })
+            const response = await fetch(`${direct.url}/coalescing/gathered?id=${id}`, { signal: AbortSignal.timeout(8000) })
             answers.push({ id, status: response.status, body: await response.text() })
           } catch (error) {
             answers.push({ id, status: 0, body: String(error) })
@@ -305,8 +292,8 @@ describe('Workers: the client of the request that sent a carried call goes away'
   it("loses none of the other requests' answers of that call; its own item leaves the object, and the next request is answered", async () => {
     const ROUND = 1
     const N = 6
-    const heldState = async () => (await (await fetch(`${url}/coalescing/held/carried`)).json()) as { carried: number[][]; left: number[] }
-    const connections = await Promise.all(Array.from({ length: N }, () => RawConnection.open(url)))
+    const heldState = async () => (await (await fetch(`${direct.url}/coalescing/held/carried`)).json()) as { carried: number[][]; left: number[] }
+    const connections = await Promise.all(Array.from({ length: N }, () => RawConnection.open(direct.url)))
     // Written together, so that the isolate takes them in one turn and carries them in one call.
     await Promise.all(
       connections.map((connection, id) => connection.send(`GET /coalescing/held?id=${id}&round=${ROUND} HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n`)),
@@ -325,7 +312,7 @@ describe('Workers: the client of the request that sent a carried call goes away'
       (error: Error) => error.message,
     )
 
-    await fetch(`${url}/coalescing/held/release?round=${ROUND}`, { method: 'POST' })
+    await fetch(`${direct.url}/coalescing/held/release?round=${ROUND}`, { method: 'POST' })
     const others = connections.map((_, id) => id).filter((id) => id !== sender)
     const answers = await Promise.all(
       others.map(async (id) => connections[id]!.next(5000).catch((error: Error) => ({ status: 0, body: JSON.stringify(error.message) }))),
@@ -335,7 +322,7 @@ describe('Workers: the client of the request that sent a carried call goes away'
     expect((await heldState()).left).toEqual([sender])
 
     // The next request, on a fresh connection, is answered.
-    const fresh = await RawConnection.open(url)
+    const fresh = await RawConnection.open(direct.url)
     await fresh.send('GET /coalescing/held?id=99 HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n')
     const answer = await fresh.next()
     expect([answer.status, parsed(answer.body)]).toEqual([200, { id: 99, round: 0 }])
@@ -353,11 +340,11 @@ describe('Workers: an overloaded object refuses a carried call', () => {
   }
 
   it('answers each GET and POST of a concurrent burst 503 with Retry-After and the JSON error, in fewer refused calls than requests', async () => {
-    const refused = async () => (await (await fetch(`${url}/overloaded/alone/refused`)).json()) as number
+    const refused = async () => (await (await fetch(`${direct.url}/overloaded/alone/refused`)).json()) as number
     const before = await refused()
     const responses = await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
-        fetch(`${url}/overloaded/alone`, i % 4 === 3 ? { method: 'POST', body: `post ${i}`, headers: { 'content-type': 'text/plain' } } : undefined),
+        fetch(`${direct.url}/overloaded/alone`, i % 4 === 3 ? { method: 'POST', body: `post ${i}`, headers: { 'content-type': 'text/plain' } } : undefined),
       ),
     )
     for (const response of responses) await expectOverloaded(response)
@@ -399,14 +386,14 @@ describe('Workers: streamed answers of carried requests', () => {
     const generate = (text: string) => `/generate?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`
     // What each prompt gets alone, whole.
     const alone: string[] = []
-    for (const text of PROMPTS) alone.push(await (await fetch(url + generate(text))).text())
+    for (const text of PROMPTS) alone.push(await (await fetch(direct.url + generate(text))).text())
 
-    const { result, added } = await callsDuring(url, 'BatchTextGenerator', async () => {
+    const { result, added } = await callsDuring(direct.url, 'BatchTextGenerator', async () => {
       const streams = PROMPTS.map(async (text) => {
-        const response = await fetch(`${url}/generate/stream?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`)
+        const response = await fetch(`${direct.url}/generate/stream?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`)
         return { contentType: response.headers.get('content-type'), ...(await readStream(response)) }
       })
-      const whole = PROMPTS.map(async (text) => (await fetch(url + generate(text))).text())
+      const whole = PROMPTS.map(async (text) => (await fetch(direct.url + generate(text))).text())
       return { streams: await Promise.all(streams), whole: await Promise.all(whole) }
     })
     expect(result.whole).toEqual(alone)

@@ -6,36 +6,23 @@
  * its connection; the proxy passes nothing on), and one that sends its body
  * slowly (the proxy reads a body whole before it forwards the request).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startInGroup, type GroupChild } from '../support/process-group.js'
+import { describe, expect, it } from 'vitest'
 import { RawConnection } from '../support/raw-connection.js'
 import { describeSlowBody } from '../support/slow-body-suite.js'
 import { waitFor } from '../support/wait-for.js'
+import { workerdDirectForTests } from '../support/workerd-direct.js'
 
-let server: GroupChild
-let url: string
+const direct = workerdDirectForTests()
 
-beforeAll(async () => {
-  server = await startInGroup(
-    [process.execPath, 'node_modules/tsx/dist/cli.mjs', 'bench/workerd-direct.ts', 'test/workers/wrangler.toml'],
-    /READY (http:\/\/\S+)/,
-  )
-  url = server.match[1]!
-})
-
-afterAll(async () => {
-  await server?.stop()
-})
-
-const json = async <T>(path: string, init?: RequestInit) => (await (await fetch(url + path, init)).json()) as T
+const json = async <T>(path: string, init?: RequestInit) => (await (await fetch(direct.url + path, init)).json()) as T
 
 describe('Workers: a client that leaves while its request is queued in the object', () => {
   it('takes its call out of the batch queue, so it never runs; the others are answered, and so is the next request', async () => {
     // The first request's batch runs and is held: the calls after it queue.
     const first = json<{ id: number }>('/held?id=0')
     await waitFor(async () => (await json<number[][]>('/held/ran')).length === 1, 'the first batch to be running')
-    const leaving = await RawConnection.open(url)
-    const staying = await RawConnection.open(url)
+    const leaving = await RawConnection.open(direct.url)
+    const staying = await RawConnection.open(direct.url)
     await leaving.send('GET /held?id=1 HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n')
     await staying.send('GET /held?id=2 HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n')
     await waitFor(async () => (await json<number>('/held/queued')) === 2, 'both calls to be queued in the object')
@@ -55,4 +42,4 @@ describe('Workers: a client that leaves while its request is queued in the objec
   })
 })
 
-describeSlowBody('workerd', () => url)
+describeSlowBody('workerd', () => direct.url)

@@ -1,28 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { medianRun, type LoadRow } from '../../../bench/http.js'
 import { differenceRoundByRound, roundByRound } from '../../../bench/lib.js'
+import { loadRow } from './load-row.js'
 
 /** One run of a row: its req/s and p50. */
-const run = (requestsPerS: number, p50Ms: number): LoadRow => ({
-  target: 'workerd-direct',
-  path: '/predict',
-  connections: 1,
-  requestsPerS,
-  p50Ms,
-  p99Ms: 2 * p50Ms,
-  errors: 0,
-  non2xx: 0,
-  meanBatchSize: null,
-  batchItemsPerS: null,
-  loadGeneratorCores: 0.1,
-  serverCores: 1,
-  repeats: 1,
-  roundsRequestsPerS: [requestsPerS],
-  roundsP50Ms: [p50Ms],
-  probeP50Ms: null,
-  probeP99Ms: null,
-  probes: null,
-})
+const run = (requestsPerS: number, p50Ms: number): LoadRow =>
+  loadRow({ path: '/predict', connections: 1, requestsPerS, p50Ms, p99Ms: 2 * p50Ms, roundsP50Ms: [p50Ms] })
 
 describe('rows measured round-robin, compared round by round', () => {
   it("takes the median of each round's difference, not the difference of the medians", () => {

@@ -3,30 +3,13 @@ import { ENDPOINTS as E, type Endpoint } from '../../../bench/endpoints.js'
 import type { LoadRow } from '../../../bench/http.js'
 import type { IsolateLimitRow } from '../../../bench/isolate-limit.js'
 import { workerdRatios } from '../../../bench/workerd-ratios.js'
+import { loadRow } from './load-row.js'
 
 /** A row at c=64 whose rounds read `rounds` req/s, and whose req/s is their median. */
 function row(endpoint: Endpoint, rounds: number[]): LoadRow & { endpoint: string } {
   const sorted = [...rounds].sort((a, b) => a - b)
-  return {
-    endpoint: endpoint.name,
-    target: 'workerd-direct',
-    path: endpoint.path,
-    connections: 64,
-    requestsPerS: sorted[Math.floor(sorted.length / 2)]!,
-    p50Ms: 1,
-    p99Ms: 2,
-    errors: 0,
-    non2xx: 0,
-    meanBatchSize: null,
-    batchItemsPerS: null,
-    loadGeneratorCores: 0.1,
-    serverCores: 1,
-    repeats: rounds.length,
-    roundsRequestsPerS: rounds,
-    probeP50Ms: null,
-    probeP99Ms: null,
-    probes: null,
-  }
+  const requestsPerS = sorted[Math.floor(sorted.length / 2)]!
+  return { ...loadRow({ path: endpoint.path, requestsPerS, repeats: rounds.length, roundsRequestsPerS: rounds }), endpoint: endpoint.name }
 }
 
 const limit = (model: 'ocr' | 'mlp', mode: 'run' | 'pipeline', batch: number, itemsPerS: number): IsolateLimitRow => ({

@@ -13,81 +13,62 @@ import type { MetricFamily } from '../../../src/metrics/registry.js'
 /** SIZE_BUCKETS, as a replica's metrics report them. */
 const BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
-/**
- * Two replicas of a Workers deployment, and a deployment that only counts
- * requests, as on Node. Before: replica 0 took 10 calls of 4 items,
- * replica 1 took 5 calls of 3. Now, 2 s later: replica 0 took 20 more calls
- * of 8, replica 1 took 10 more of 8.
- */
-const before: MetricsBody = {
-  time: 1_000,
-  metrics: [
-    {
-      name: 'edgeserve_requests_total',
-      help: '',
-      type: 'counter',
-      samples: [
-        { labels: { deployment: 'HousePricePredictor', replica: '0', origin: 'http', status: '200' }, value: 40 },
-        { labels: { deployment: 'HousePricePredictor', replica: '1', origin: 'http', status: '200' }, value: 15 },
-        { labels: { deployment: 'BatchAdder', replica: '0', origin: 'http', status: '200' }, value: 7 },
-      ],
-    },
-    {
-      name: 'edgeserve_object_calls_total',
-      help: '',
-      type: 'counter',
-      samples: [
-        { labels: { deployment: 'HousePricePredictor', replica: '0' }, value: 10 },
-        { labels: { deployment: 'HousePricePredictor', replica: '1' }, value: 5 },
-      ],
-    },
-    {
-      name: 'edgeserve_object_call_items',
-      help: '',
-      type: 'histogram',
-      buckets: BUCKETS,
-      samples: [
-        { labels: { deployment: 'HousePricePredictor', replica: '0' }, counts: [0, 0, 10, 10, 10, 10, 10, 10, 10], sum: 40, count: 10 },
-        { labels: { deployment: 'HousePricePredictor', replica: '1' }, counts: [0, 0, 5, 5, 5, 5, 5, 5, 5], sum: 15, count: 5 },
-      ],
-    },
-  ],
+/** What one replica of HousePricePredictor has counted: requests, calls into its object, and the items those carried. */
+interface ReplicaCounts {
+  requests: number
+  calls: number
+  items: number
+  /** The items histogram's cumulative counts, SIZE_BUCKETS' bounds. */
+  counts: number[]
 }
 
-const now: MetricsBody = {
-  time: 3_000,
-  metrics: [
-    {
-      name: 'edgeserve_requests_total',
-      help: '',
-      type: 'counter',
-      samples: [
-        { labels: { deployment: 'HousePricePredictor', replica: '0', origin: 'http', status: '200' }, value: 200 },
-        { labels: { deployment: 'HousePricePredictor', replica: '1', origin: 'http', status: '200' }, value: 95 },
-        { labels: { deployment: 'BatchAdder', replica: '0', origin: 'http', status: '200' }, value: 9 },
-      ],
-    },
-    {
-      name: 'edgeserve_object_calls_total',
-      help: '',
-      type: 'counter',
-      samples: [
-        { labels: { deployment: 'HousePricePredictor', replica: '0' }, value: 30 },
-        { labels: { deployment: 'HousePricePredictor', replica: '1' }, value: 15 },
-      ],
-    },
-    {
-      name: 'edgeserve_object_call_items',
-      help: '',
-      type: 'histogram',
-      buckets: BUCKETS,
-      samples: [
-        { labels: { deployment: 'HousePricePredictor', replica: '0' }, counts: [0, 0, 10, 30, 30, 30, 30, 30, 30], sum: 200, count: 30 },
-        { labels: { deployment: 'HousePricePredictor', replica: '1' }, counts: [0, 0, 5, 15, 15, 15, 15, 15, 15], sum: 95, count: 15 },
-      ],
-    },
-  ],
+/** A /-/metrics.json body at `time` with two HousePricePredictor replicas, and a BatchAdder that only counts requests, as on Node. */
+function snapshot(time: number, replicas: [ReplicaCounts, ReplicaCounts], adderRequests: number): MetricsBody {
+  const labels = (replica: number) => ({ deployment: 'HousePricePredictor', replica: String(replica) })
+  return {
+    time,
+    metrics: [
+      {
+        name: 'edgeserve_requests_total',
+        help: '',
+        type: 'counter',
+        samples: [
+          ...replicas.map((r, i) => ({ labels: { ...labels(i), origin: 'http', status: '200' }, value: r.requests })),
+          { labels: { deployment: 'BatchAdder', replica: '0', origin: 'http', status: '200' }, value: adderRequests },
+        ],
+      },
+      { name: 'edgeserve_object_calls_total', help: '', type: 'counter', samples: replicas.map((r, i) => ({ labels: labels(i), value: r.calls })) },
+      {
+        name: 'edgeserve_object_call_items',
+        help: '',
+        type: 'histogram',
+        buckets: BUCKETS,
+        samples: replicas.map((r, i) => ({ labels: labels(i), counts: r.counts, sum: r.items, count: r.calls })),
+      },
+    ],
+  }
 }
+
+/**
+ * Before: replica 0 took 10 calls of 4 items, replica 1 took 5 calls of 3.
+ * Now, 2 s later: replica 0 took 20 more calls of 8, replica 1 took 10 more of 8.
+ */
+const before = snapshot(
+  1_000,
+  [
+    { requests: 40, calls: 10, items: 40, counts: [0, 0, 10, 10, 10, 10, 10, 10, 10] },
+    { requests: 15, calls: 5, items: 15, counts: [0, 0, 5, 5, 5, 5, 5, 5, 5] },
+  ],
+  7,
+)
+const now = snapshot(
+  3_000,
+  [
+    { requests: 200, calls: 30, items: 200, counts: [0, 0, 10, 30, 30, 30, 30, 30, 30] },
+    { requests: 95, calls: 15, items: 95, counts: [0, 0, 5, 15, 15, 15, 15, 15, 15] },
+  ],
+  9,
+)
 
 /** The same counts a second later: no call in between. */
 const idle: MetricsBody = { time: 4_000, metrics: now.metrics }
