@@ -90,6 +90,18 @@ describe('Workers: replicas as Durable Objects', () => {
     expect(await (await get('/slow?ms=1', { method: 'POST' })).text()).toBe('done POST')
   })
 
+  it('after a reset, retries each idempotent request of a gathered call once and answers each other 503, per request', async () => {
+    // A warm object first: a cold one may take longer than the 150 ms below to start, and then the reset comes first.
+    expect(await (await get('/slow?ms=1')).text()).toBe('done GET')
+    // Sent together, so the Worker carries them in one call (or a few): the reset ends the call for all of them.
+    const inFlight = [get('/slow?ms=600'), get('/slow?ms=600', { method: 'POST' }), get('/slow?ms=600'), get('/slow?ms=600', { method: 'POST' })]
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    await get('/slow/reset')
+    const answers = await Promise.all(inFlight.map(async (r) => [(await r).status, await (await r).text()]))
+    const unavailable = [503, expect.stringMatching(/"type":"ReplicaUnavailableError".*not idempotent/)]
+    expect(answers).toEqual([[200, 'done GET'], unavailable, [200, 'done GET'], unavailable])
+  })
+
   it('gathers metrics from every replica over RPC, and reports health', async () => {
     const metrics = await (await get('/-/metrics')).text()
     expect(metrics).toMatch(/edgeserve_batches_total\{deployment="Recorder",replica="0",method="handle"\} \d+/)
