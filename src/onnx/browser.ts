@@ -16,7 +16,9 @@ interface NavigatorGpu {
 }
 
 const platform: OrtPlatform = {
+  runtime: 'onnxruntime-web',
   Tensor: ort.Tensor,
+  providers: ['webgpu', 'wasm'],
   wasmFlags: ort.env.wasm,
   defaultNumThreads() {
     // WebAssembly threads need SharedArrayBuffer, which only a cross-origin isolated page has.
@@ -26,20 +28,23 @@ const platform: OrtPlatform = {
     return { numThreads: cores, reason: `the page is cross-origin isolated (navigator.hardwareConcurrency = ${cores})` }
   },
   createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { executionProviders: [provider], graphOptimizationLevel: 'all' }),
-  async hasWebGpu() {
-    const gpu = (globalThis.navigator as NavigatorGpu | undefined)?.gpu
-    if (!gpu) return false
-    try {
-      return (await gpu.requestAdapter()) != null
-    } catch {
-      return false
-    }
-  },
+  // WebGPU where the page has an adapter, with WebAssembly to fall back on.
+  autoProviders: async () => ((await hasWebGpu()) ? ['webgpu', 'wasm'] : ['wasm']),
   fetchBytes,
 }
 
-export type { LoadModelOptions, Model, ModelSource, Padded, Provider, TensorInfo } from './entry.js'
-export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
+async function hasWebGpu(): Promise<boolean> {
+  const gpu = (globalThis.navigator as NavigatorGpu | undefined)?.gpu
+  if (!gpu) return false
+  try {
+    return (await gpu.requestAdapter()) != null
+  } catch {
+    return false
+  }
+}
+
+export type { LoadModelOptions, Model, ModelSource, OrtRuntime, Padded, Provider, RuntimeOption, TensorInfo } from './entry.js'
+export const { loadModel, stack, stackInt64, pad, split } = onnxApi({ web: platform })
 /** onnxruntime-web's Tensor class (and type) for this runtime. */
 export const Tensor = platform.Tensor
 export type Tensor = InstanceType<typeof platform.Tensor>

@@ -1,20 +1,26 @@
-import { loadModelOn, type LoadModelOptions, type Model, type ModelSource, type OrtPlatform } from './model.js'
+import { loadModelOn, type LoadModelOptions, type Model, type ModelSource } from './model.js'
+import type { OrtRuntimes } from './runtime-choice.js'
 import { pad, split, stack, stackInt64 } from './tensors.js'
 
-export type { LoadModelOptions, Model, ModelSource, Provider, TensorInfo } from './model.js'
+export type { LoadModelOptions, Model, ModelSource, OrtRuntime, Provider, TensorInfo } from './model.js'
+export type { RuntimeOption } from './runtime-choice.js'
 export type { Padded } from './tensors.js'
 
-/** The `edgeserve/onnx` API bound to one runtime's onnxruntime-web. */
-export function onnxApi(platform: OrtPlatform) {
-  const { Tensor } = platform
+/** The `edgeserve/onnx` API bound to one runtime's onnxruntime packages. */
+export function onnxApi(runtimes: OrtRuntimes) {
+  // onnxruntime-web's class: every runtime reads a tensor's type, data and dims, so either kind of session takes these.
+  const { Tensor } = runtimes.web
   return {
     /**
      * Load an ONNX model from bytes, a URL (or path, on Node) or a Response.
-     * `executionProviders: 'auto'` picks WebGPU when an adapter exists, else
-     * WASM, and falls back to WASM (saying so once) if WebGPU fails.
+     * On Node it runs on onnxruntime-node where that is installed, else on
+     * onnxruntime-web (`runtime` chooses). `executionProviders: 'auto'`
+     * picks native CPU kernels on onnxruntime-node; on onnxruntime-web
+     * WebGPU when an adapter exists, else WASM, falling back to WASM (saying
+     * so once) if WebGPU fails.
      */
-    loadModel: (source: ModelSource, options?: LoadModelOptions): Promise<Model> => loadModelOn(platform, source, options),
-    /** onnxruntime-web's Tensor class for this runtime. */
+    loadModel: (source: ModelSource, options?: LoadModelOptions): Promise<Model> => loadModelOn(runtimes, source, options),
+    /** onnxruntime-web's Tensor class for this runtime; onnxruntime-node's sessions take its tensors too. */
     Tensor,
     /** Stack equal-shaped items into `[N, ...shape]`. */
     stack: (items: readonly ArrayLike<number>[], shape: readonly number[], type?: 'float32' | 'int32') => stack(Tensor, items, shape, type),

@@ -3,25 +3,39 @@ import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { log } from '../metrics/log.js'
 import { batchAxisProblem } from './batch-axis.js'
 import { responseBytes } from './fetch-bytes.js'
-import { checkNumThreads, requestedThreads, withThreads, type ThreadPlatform } from './threads.js'
+import type { ModelSession, OrtPlatform, OrtRuntime, Provider } from './platform.js'
+import { chooseRuntime, providersFor, type OrtRuntimes, type RuntimeOption } from './runtime-choice.js'
+import { checkNumThreads, requestedThreads, withThreads } from './threads.js'
 
 export type { Tensor } from 'onnxruntime-web'
-
-/** Where a model runs: WebGPU where an adapter exists, else WebAssembly (SIMD). */
-export type Provider = 'webgpu' | 'wasm'
+export type { InstancesSession, ModelSession, OrtPlatform, OrtRuntime, Provider } from './platform.js'
 
 export interface LoadModelOptions {
-  /** `'auto'` (default): WebGPU when an adapter exists, else WASM; or an explicit list, tried in order. */
+  /**
+   * `'auto'` (default): on onnxruntime-node its CPU kernels; on
+   * onnxruntime-web WebGPU when an adapter exists, else WASM. Or an explicit
+   * list, tried in order: `'cpu'`, `'cuda'`, `'tensorrt'` run on
+   * onnxruntime-node, `'webgpu'` and `'wasm'` on onnxruntime-web.
+   */
   executionProviders?: 'auto' | Provider[] | undefined
   /**
-   * WebAssembly threads for inference. Default: what suits the runtime, on
+   * Which onnxruntime runs the model. `'auto'` (default): on Node,
+   * onnxruntime-node where it is installed (an optional peer dependency:
+   * native kernels, about twice WebAssembly's speed), else onnxruntime-web;
+   * elsewhere onnxruntime-web. On Node `EDGESERVE_ONNX_RUNTIME` sets it for
+   * the process, and this option wins over it. `model.runtime` says which runs.
+   */
+  runtime?: RuntimeOption | undefined
+  /**
+   * Threads for inference. Default: what suits the runtime, on
    * Node the machine's cores (`os.availableParallelism()`), on Workers 1 (no
    * threads there), in a browser `navigator.hardwareConcurrency` when the page
    * is cross-origin isolated (threads need SharedArrayBuffer), else 1.
-   * onnxruntime-web sizes its thread pool once per JavaScript realm (thread,
-   * isolate, page), at the first model: a later model that asks for another
-   * count runs with the first one's, and says so. `model.numThreads` is the
-   * count a model really runs with.
+   * onnxruntime-node gives each session the count it asks for (its intra-op
+   * threads). onnxruntime-web sizes its thread pool once per JavaScript realm
+   * (thread, isolate, page), at the first model: a later model that asks for
+   * another count runs with the first one's, and says so.
+   * `model.numThreads` is the count a model really runs with.
    */
   numThreads?: number | undefined
   /**
@@ -40,10 +54,11 @@ export interface LoadModelOptions {
    * one, where the runtime has no worker threads for them (Workers,
    * browsers), or where the model has no batch axis to cut.
    *
-   * Why: onnxruntime-web's own threads wait for each other at every step of
-   * a model, and lose much of their speed when the server's work takes a
-   * core for a moment; instances meet once a run. The run also leaves the
-   * caller's thread free for HTTP.
+   * Why: ORT's own threads wait for each other at every step of a model,
+   * and lose much of their speed when the server's work takes a core for a
+   * moment; instances meet once a run. The run also leaves the caller's
+   * thread free for HTTP (onnxruntime-node, too, runs a session on the
+   * thread that calls it).
    */
   instances?: number | 'auto' | undefined
 }
@@ -58,39 +73,6 @@ export interface TensorInfo {
 
 export type ModelSource = Uint8Array | ArrayBuffer | string | URL | Response
 
-/** What a `Model` runs on: an onnxruntime-web session in this thread, or instances on worker threads. */
-export interface ModelSession {
-  readonly inputNames: readonly string[]
-  readonly outputNames: readonly string[]
-  readonly inputMetadata: readonly InferenceSession.ValueMetadata[]
-  readonly outputMetadata: readonly InferenceSession.ValueMetadata[]
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>
-  release(): Promise<void>
-}
-
-/** A model's instances on worker threads, as one session. */
-export interface InstancesSession extends ModelSession {
-  readonly provider: Provider
-  /** onnxruntime-web threads of each instance. */
-  readonly numThreads: number
-}
-
-/** What a runtime contributes: its onnxruntime-web entry and how it creates sessions. */
-export interface OrtPlatform extends ThreadPlatform {
-  Tensor: typeof Tensor
-  /**
-   * Create a session for one provider (the platform wires up WebAssembly as
-   * its runtime demands). The thread count is already in `wasmFlags`.
-   */
-  createSession(bytes: Uint8Array, provider: Provider): Promise<InferenceSession>
-  /** Whether WebGPU can be tried here. */
-  hasWebGpu(): Promise<boolean>
-  /** Read a model from a URL or path this runtime understands. */
-  fetchBytes(source: string | URL): Promise<Uint8Array>
-  /** Start `count` instances of a model on worker threads; absent where the runtime has none to offer. */
-  startInstances?(bytes: Uint8Array, options: { count: number; numThreads: number; providers: Provider[] }): Promise<InstancesSession>
-}
-
 /**
  * A loaded model. `run()` calls are serialized: one session runs one batch at
  * a time, which is what a batch queue hands it anyway. A model held as
@@ -103,20 +85,33 @@ export class Model {
   readonly outputNames: readonly string[]
   readonly inputs: readonly TensorInfo[]
   readonly outputs: readonly TensorInfo[]
-  /** onnxruntime-web's session, when the model runs in this thread; undefined when it runs as instances on worker threads. */
+  /** The ORT session, when the model runs in this thread; undefined when it runs as instances on worker threads. */
   readonly session: InferenceSession | undefined
+  /** The package whose sessions run the model: onnxruntime-node (native) or onnxruntime-web. */
+  readonly runtime: OrtRuntime
+  readonly provider: Provider
+  /**
+   * The Tensor class of the model's runtime, the class of its outputs. Its
+   * inputs may be built with either runtime's class (or `stack()` and the
+   * other helpers): each runtime reads a tensor's type, data and dims.
+   */
+  readonly Tensor: typeof import('onnxruntime-web').Tensor
+  /** Threads this model (each of its instances) runs with: its own session's on onnxruntime-node, the count ORT's WebAssembly in that realm started with on onnxruntime-web. */
+  readonly numThreads: number
+  /** Copies of the model that share each run, on worker threads; 1 when it runs in this thread (`LoadModelOptions.instances`). */
+  readonly instances: number
   private last: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly runner: ModelSession,
-    readonly provider: Provider,
-    readonly Tensor: typeof import('onnxruntime-web').Tensor,
-    /** WebAssembly threads this model (each of its instances) runs with: the count ORT's runtime in that realm started with. */
-    readonly numThreads: number,
-    /** Copies of the model that share each run, on worker threads; 1 when it runs in this thread (`LoadModelOptions.instances`). */
-    readonly instances = 1,
+    how: { runtime: OrtRuntime; provider: Provider; Tensor: typeof import('onnxruntime-web').Tensor; numThreads: number; instances?: number },
   ) {
-    this.session = instances === 1 ? (runner as InferenceSession) : undefined
+    this.runtime = how.runtime
+    this.provider = how.provider
+    this.Tensor = how.Tensor
+    this.numThreads = how.numThreads
+    this.instances = how.instances ?? 1
+    this.session = this.instances === 1 ? (runner as InferenceSession) : undefined
     this.inputNames = runner.inputNames
     this.outputNames = runner.outputNames
     this.inputs = runner.inputMetadata.map(info)
@@ -145,25 +140,29 @@ function info(metadata: InferenceSession.ValueMetadata): TensorInfo {
 }
 
 let warnedFallback = false
+let warnedNativeFailed = false
 /** Thread requests already warned about (asked -> running), so a fleet of replicas says it once. */
 const warnedThreads = new Set<string>()
 
-/** Load a model on `platform`, choosing the provider and the thread count as `options` say. */
-export async function loadModelOn(platform: OrtPlatform, source: ModelSource, options: LoadModelOptions = {}): Promise<Model> {
+/** Load a model on one of `runtimes`, choosing the runtime, the provider and the thread count as `options` say. */
+export async function loadModelOn(runtimes: OrtRuntimes, source: ModelSource, options: LoadModelOptions = {}): Promise<Model> {
   checkLoadModelOptions(options)
-  const bytes = await bytesOf(platform, source)
   if (options.numThreads !== undefined) checkNumThreads('numThreads', options.numThreads)
-  const wanted = options.executionProviders ?? 'auto'
-  const providers: Provider[] = wanted === 'auto' ? ((await platform.hasWebGpu()) ? ['webgpu', 'wasm'] : ['wasm']) : wanted
-  if (!Array.isArray(providers) || providers.length === 0 || providers.some((p) => p !== 'webgpu' && p !== 'wasm')) {
-    throw new TypeError(`executionProviders must be 'auto' or a list of 'webgpu' and 'wasm', received ${formatReceived(wanted)}`)
-  }
+  const { platform, reason: runtimeChosenBy } = await chooseRuntime(runtimes, options.runtime, options.executionProviders, (message) => {
+    // Said once per process: a fleet of replicas need not repeat it.
+    if (warnedNativeFailed) return
+    warnedNativeFailed = true
+    console.warn(message)
+  })
+  const providers = await providersFor(platform, options.executionProviders)
+  const bytes = await bytesOf(platform, source)
+  const chosen = { runtime: platform.runtime, runtimeChosenBy }
   if (options.instances !== undefined && options.instances !== 1) {
-    const held = await loadInstances(platform, bytes, providers, options, options.instances)
+    const held = await loadInstances(platform, bytes, providers, options, options.instances, chosen)
     if (held) return held
   }
   const asked = requestedThreads(platform, options.numThreads)
-  const { value, numThreads } = await withThreads(platform, asked.numThreads, () => firstWorkingSession(platform, bytes, providers))
+  const { value, numThreads } = await withThreads(platform, asked.numThreads, () => firstWorkingSession(platform, bytes, providers, asked.numThreads))
   const reason =
     numThreads === asked.numThreads ? asked.reason : `fixed when the first model loaded here (this one asked for ${asked.numThreads}: ${asked.reason})`
   const mismatch = `${asked.numThreads}->${numThreads}`
@@ -175,8 +174,8 @@ export async function loadModelOn(platform: OrtPlatform, source: ModelSource, op
         'load models that need another count in another worker thread',
     )
   }
-  log.info('model loaded', { provider: value.provider, numThreads, numThreadsChosenBy: reason })
-  return new Model(value.session, value.provider, platform.Tensor, numThreads)
+  log.info('model loaded', { ...chosen, provider: value.provider, numThreads, numThreadsChosenBy: reason })
+  return new Model(value.session, { runtime: platform.runtime, provider: value.provider, Tensor: platform.Tensor, numThreads })
 }
 
 /**
@@ -190,6 +189,7 @@ async function loadInstances(
   providers: Provider[],
   options: LoadModelOptions,
   instances: number | 'auto',
+  chosen: { runtime: OrtRuntime; runtimeChosenBy: string },
 ): Promise<Model | undefined> {
   const cores = requestedThreads(platform, undefined)
   const auto = instances === 'auto'
@@ -219,8 +219,8 @@ async function loadInstances(
     : 'the instances option'
   const numThreadsChosenBy =
     options.numThreads !== undefined ? 'the numThreads option' : `each instance's share of ${cores.numThreads} thread(s) (${cores.reason})`
-  log.info('model loaded', { provider: pool.provider, numThreads: pool.numThreads, numThreadsChosenBy, instances: count, instancesChosenBy })
-  return new Model(pool, pool.provider, platform.Tensor, pool.numThreads, count)
+  log.info('model loaded', { ...chosen, provider: pool.provider, numThreads: pool.numThreads, numThreadsChosenBy, instances: count, instancesChosenBy })
+  return new Model(pool, { runtime: platform.runtime, provider: pool.provider, Tensor: platform.Tensor, numThreads: pool.numThreads, instances: count })
 }
 
 function checkInstances(value: unknown): void {
@@ -233,7 +233,7 @@ function checkInstances(value: unknown): void {
 function checkLoadModelOptions(options: unknown): void {
   // Only an object is options: paths.map(loadModel) passes each path's index there.
   if (typeof options !== 'object' || options === null) return
-  checkKnownOptions('loadModel()', options, ['executionProviders', 'numThreads', 'instances'])
+  checkKnownOptions('loadModel()', options, ['executionProviders', 'numThreads', 'instances', 'runtime'])
   const { instances } = options as LoadModelOptions
   if (instances !== undefined) checkInstances(instances)
 }
@@ -243,11 +243,12 @@ async function firstWorkingSession(
   platform: OrtPlatform,
   bytes: Uint8Array,
   providers: Provider[],
+  numThreads: number,
 ): Promise<{ session: InferenceSession; provider: Provider }> {
   let lastError: unknown
   for (const [i, provider] of providers.entries()) {
     try {
-      return { session: await platform.createSession(bytes, provider), provider }
+      return { session: await platform.createSession(bytes, provider, numThreads), provider }
     } catch (error) {
       lastError = error
       if (i < providers.length - 1 && !warnedFallback) {

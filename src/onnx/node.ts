@@ -1,9 +1,10 @@
 /**
  * `edgeserve/onnx` on Node (chosen by the package's export conditions):
- * onnxruntime-web's `node` export. Threads are allowed (ORT runs them on
- * worker_threads), and by default a model gets every core: ORT's own default,
- * `min(4, ceil(cores / 2))`, leaves a 2-core machine on 1 thread, where a
- * batch runs no faster per item than a single request.
+ * onnxruntime-node where it is installed (an optional peer dependency, see
+ * native.ts), else onnxruntime-web's `node` export, whose threads ORT runs
+ * on worker_threads. By default a model gets every core: ORT-web's own
+ * default, `min(4, ceil(cores / 2))`, leaves a 2-core machine on 1 thread,
+ * where a batch runs no faster per item than a single request.
  */
 import { readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
@@ -14,6 +15,8 @@ import { fetchBytes } from './fetch-bytes.js'
 import { importOnnxRuntime } from './import-runtime.js'
 import { InstancePool } from './instances/pool.js'
 import type { OrtPlatform } from './model.js'
+import { importNative, type NodeShared } from './native.js'
+import type { NativeImport } from './runtime-choice.js'
 import { checkNumThreads } from './threads.js'
 
 // Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
@@ -22,9 +25,8 @@ const { ort } = await importOnnxRuntime(() => import('../../wasm/node.js'))
 /** How every session is created here, in this thread or as an instance on a worker thread. */
 const SESSION_OPTIONS = { graphOptimizationLevel: 'all' } as const
 
-const platform: OrtPlatform = {
-  Tensor: ort.Tensor,
-  wasmFlags: ort.env.wasm,
+/** What both runtimes do alike here: threads and model files. */
+const shared: NodeShared = {
   defaultNumThreads() {
     const cores = availableParallelism()
     return { numThreads: cores, reason: `this machine's cores (os.availableParallelism() = ${cores})` }
@@ -36,10 +38,6 @@ const platform: OrtPlatform = {
     checkNumThreads(`EDGESERVE_NUM_THREADS (set to ${JSON.stringify(value)}; unset it for the default)`, numThreads)
     return { numThreads, reason: 'EDGESERVE_NUM_THREADS' }
   },
-  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { ...SESSION_OPTIONS, executionProviders: [provider] }),
-  startInstances: (bytes, options) => InstancePool.start(bytes, { ...options, sessionOptions: SESSION_OPTIONS, Tensor: ort.Tensor }),
-  // Node has no WebGPU.
-  hasWebGpu: async () => false,
   // A URL is fetched; anything else is a file path (or file: URL).
   async fetchBytes(source) {
     const text = String(source)
@@ -60,8 +58,28 @@ const platform: OrtPlatform = {
   },
 }
 
-export type { LoadModelOptions, Model, ModelSource, Padded, Provider, TensorInfo } from './entry.js'
-export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
-/** onnxruntime-web's Tensor class (and type) for this runtime. */
-export const Tensor = platform.Tensor
-export type Tensor = InstanceType<typeof platform.Tensor>
+const web: OrtPlatform = {
+  ...shared,
+  runtime: 'onnxruntime-web',
+  Tensor: ort.Tensor,
+  // Accepted as before; Node has no WebGPU, so a 'webgpu' session fails and falls back to the next listed.
+  providers: ['webgpu', 'wasm'],
+  autoProviders: async () => ['wasm'],
+  wasmFlags: ort.env.wasm,
+  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { ...SESSION_OPTIONS, executionProviders: [provider] }),
+  startInstances: (bytes, options) =>
+    InstancePool.start(bytes, { ...options, runtime: 'onnxruntime-web', sessionOptions: SESSION_OPTIONS, Tensor: ort.Tensor }),
+}
+
+// Imported once, when a model first may run on it: an app that forces onnxruntime-web never loads the native library.
+let native: Promise<NativeImport> | undefined
+
+export type { LoadModelOptions, Model, ModelSource, OrtRuntime, Padded, Provider, RuntimeOption, TensorInfo } from './entry.js'
+export const { loadModel, stack, stackInt64, pad, split } = onnxApi({
+  web,
+  native: () => (native ??= importNative(shared)),
+  configuredRuntime: () => process.env.EDGESERVE_ONNX_RUNTIME,
+})
+/** onnxruntime-web's Tensor class (and type); onnxruntime-node's sessions take its tensors too. */
+export const Tensor = web.Tensor
+export type Tensor = InstanceType<typeof web.Tensor>

@@ -1,7 +1,8 @@
 /**
- * How many WebAssembly threads onnxruntime-web runs a model with.
+ * How many threads a model runs with.
  *
- * ORT keeps one thread pool per instance of its WebAssembly module and sizes
+ * onnxruntime-node takes the count per session (its intra-op threads), so
+ * every native model runs with the count it asks for. onnxruntime-web keeps one thread pool per instance of its WebAssembly module and sizes
  * it once, from `env.wasm.numThreads`, when the first session starts that
  * instance. Each JavaScript realm has its own instance: the main thread, each
  * Node worker thread, each Worker isolate, each browser page or web worker.
@@ -25,8 +26,12 @@ export interface ThreadChoice {
 
 /** What a runtime contributes to the choice. */
 export interface ThreadPlatform {
-  /** This realm's onnxruntime-web `env.wasm` flags: ORT reads `numThreads` when its runtime starts. */
-  wasmFlags: { numThreads?: number }
+  /**
+   * This realm's onnxruntime-web `env.wasm` flags: ORT reads `numThreads`
+   * when its runtime starts. Absent for onnxruntime-node, whose sessions
+   * each take their own count.
+   */
+  wasmFlags?: { numThreads?: number }
   /** The count that suits this runtime when nobody chose one. */
   defaultNumThreads(): ThreadChoice
   /**
@@ -78,7 +83,7 @@ export function requestedThreads(platform: ThreadPlatform, option: number | unde
   const configured = platform.configuredNumThreads?.()
   if (configured) return configured
   if (realmDefault) return realmDefault
-  const preset = platform.wasmFlags.numThreads
+  const preset = platform.wasmFlags?.numThreads
   // Once edgeserve has started the runtime, the flag holds what it set.
   if (!running.has(platform) && typeof preset === 'number' && Number.isInteger(preset) && preset > 0) {
     return { numThreads: preset, reason: 'onnxruntime-web’s env.wasm.numThreads, set before the first model' }
@@ -94,16 +99,19 @@ export function requestedThreads(platform: ThreadPlatform, option: number | unde
  * threads are unavailable, and ignores it once started.
  */
 export async function withThreads<S>(platform: ThreadPlatform, threads: number, create: () => Promise<S>): Promise<{ value: S; numThreads: number }> {
+  const flags = platform.wasmFlags
+  // A runtime without a realm-wide count gives each session the count it asks for.
+  if (!flags) return { value: await create(), numThreads: threads }
   const started = running.get(platform)
   if (started) {
     const numThreads = await started
     return { value: await create(), numThreads }
   }
-  platform.wasmFlags.numThreads = threads
+  flags.numThreads = threads
   const first = create()
   // Settled either way, ORT has read the flag: a failed model still started
   // the runtime, and a runtime that failed to start cannot start again.
-  const inUse = () => platform.wasmFlags.numThreads ?? threads
+  const inUse = () => flags.numThreads ?? threads
   running.set(platform, first.then(inUse, inUse))
   const value = await first
   return { value, numThreads: inUse() }

@@ -9,17 +9,20 @@ import { fetchBytes } from './fetch-bytes.js'
 import type { OrtPlatform } from './model.js'
 
 const platform: OrtPlatform = {
+  runtime: 'onnxruntime-web',
   Tensor: ort.Tensor,
+  // Accepted as on every onnxruntime-web runtime; each session runs on WebAssembly all the same.
+  providers: ['webgpu', 'wasm'],
   wasmFlags: ort.env.wasm,
   defaultNumThreads: () => ({ numThreads: 1, reason: 'workerd runs WebAssembly without threads' }),
   // Every session runs on WebAssembly: there is no other provider to ask for.
   createSession: (bytes) => createSession(bytes),
-  hasWebGpu: async () => false,
+  autoProviders: async () => ['wasm'],
   fetchBytes,
 }
 
-export type { LoadModelOptions, Model, ModelSource, Padded, Provider, TensorInfo } from './entry.js'
-export const { loadModel, stack, stackInt64, pad, split } = onnxApi(platform)
+export type { LoadModelOptions, Model, ModelSource, OrtRuntime, Padded, Provider, RuntimeOption, TensorInfo } from './entry.js'
+export const { loadModel, stack, stackInt64, pad, split } = onnxApi({ web: platform })
 /** onnxruntime-web's Tensor class (and type) for this runtime. */
 export const Tensor = platform.Tensor
 export type Tensor = InstanceType<typeof platform.Tensor>

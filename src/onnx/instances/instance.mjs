@@ -1,15 +1,18 @@
 // One instance of a model on a Node worker thread (see pool.ts): its own
-// onnxruntime-web runtime and session, running the slices of batches the
-// pool sends. Plain JavaScript, so that it starts without a TypeScript
-// loader, in the package and from source alike.
+// onnxruntime runtime (onnxruntime-node or onnxruntime-web) and session,
+// running the slices of batches the pool sends. Plain JavaScript, so that it
+// starts without a TypeScript loader, in the package and from source alike.
 //
-// workerData: { bytes, numThreads, providers, sessionOptions }
+// workerData: { runtime, bytes, numThreads, providers, sessionOptions }
 // in:  { id, feeds: { [name]: { type, dims, data } } }
 // out: { ready: { provider, numThreads, inputNames, outputNames, inputMetadata, outputMetadata } }
 //      or { failed: { name, message } }, once; then { id, outputs } or { id, error: { name, message } } per run.
 import { parentPort, workerData } from 'node:worker_threads'
 
-const ort = await import('onnxruntime-web')
+const native = workerData.runtime === 'onnxruntime-node'
+// onnxruntime-node is CommonJS: its exports are the module's default, or its named exports where a loader gives no default.
+const nativeModule = native ? await import('onnxruntime-node') : undefined
+const ort = nativeModule ? (nativeModule.default ?? nativeModule) : await import('onnxruntime-web')
 
 function errorOf(error) {
   return { name: error?.name ?? 'Error', message: error?.message ?? String(error) }
@@ -24,11 +27,14 @@ function movable(data) {
 }
 
 async function createSession() {
-  ort.env.wasm.numThreads = workerData.numThreads
+  // onnxruntime-node takes threads per session; onnxruntime-web per thread, before its first session.
+  const threads = native ? { intraOpNumThreads: workerData.numThreads } : {}
+  if (!native) ort.env.wasm.numThreads = workerData.numThreads
   let lastError
   for (const provider of workerData.providers) {
     try {
-      return { session: await ort.InferenceSession.create(workerData.bytes, { ...workerData.sessionOptions, executionProviders: [provider] }), provider }
+      const options = { ...workerData.sessionOptions, ...threads, executionProviders: [provider] }
+      return { session: await ort.InferenceSession.create(workerData.bytes, options), provider }
     } catch (error) {
       lastError = error
     }
@@ -43,7 +49,7 @@ try {
   parentPort.postMessage({
     ready: {
       provider: created.provider,
-      numThreads: ort.env.wasm.numThreads ?? workerData.numThreads,
+      numThreads: native ? workerData.numThreads : (ort.env.wasm.numThreads ?? workerData.numThreads),
       inputNames: session.inputNames,
       outputNames: session.outputNames,
       inputMetadata: session.inputMetadata,

@@ -1,7 +1,7 @@
 /**
  * A model held as several instances on Node worker threads (`loadModel`'s
  * `instances`), as Triton holds a model as instances: each thread has its
- * own onnxruntime-web runtime, session and thread pool, and a run is cut
+ * own onnxruntime (web or node) runtime, session and thread pool, and a run is cut
  * along its batch axis into one slice per idle instance (./instance.mjs runs
  * a slice), which run side by side; the outputs are joined back in order. A
  * run that finds every instance busy runs whole on one (see run()).
@@ -16,7 +16,7 @@
 import { Worker } from 'node:worker_threads'
 import type { InferenceSession, Tensor } from 'onnxruntime-web'
 import { batchSizeOf, joinOutputs, shares, sliceFeeds, type WireFeeds } from '../batch-axis.js'
-import type { ModelSession, Provider } from '../model.js'
+import type { ModelSession, OrtRuntime, Provider } from '../platform.js'
 
 type TensorClass = typeof import('onnxruntime-web').Tensor
 
@@ -24,7 +24,9 @@ const INSTANCE = new URL('./instance.mjs', import.meta.url)
 
 export interface InstancePoolOptions {
   count: number
-  /** onnxruntime-web threads of each instance. */
+  /** The package each instance imports to run its session. */
+  runtime: OrtRuntime
+  /** ORT threads of each instance. */
   numThreads: number
   /** Tried in order in each instance; the first that creates a session is used. */
   providers: Provider[]
@@ -80,9 +82,9 @@ class Instance {
   start(): Promise<Ready> {
     if (this.released) return Promise.reject(new Error('the model was released: load it again to run it'))
     return (this.started ??= new Promise<Ready>((resolve, reject) => {
-      const { numThreads, providers, sessionOptions } = this.options
+      const { runtime, numThreads, providers, sessionOptions } = this.options
       const worker = new Worker(INSTANCE, {
-        workerData: { bytes: this.bytes, numThreads, providers, sessionOptions },
+        workerData: { runtime, bytes: this.bytes, numThreads, providers, sessionOptions },
         name: `edgeserve model instance ${this.index}`,
       })
       this.worker = worker
@@ -180,7 +182,7 @@ export class InstancePool implements ModelSession {
   get provider(): Provider {
     return this.ready.provider
   }
-  /** onnxruntime-web threads of each instance. */
+  /** ORT threads of each instance. */
   get numThreads(): number {
     return this.ready.numThreads
   }

