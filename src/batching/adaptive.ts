@@ -87,8 +87,16 @@ export interface AdaptiveSettings {
 
 /** Sizes within this fraction of the most items/s count as as good: the smaller wins. */
 export const TOLERANCE = 0.04
-/** Weight of a new batch in a size's mean time. */
+/** Weight of a new call in the mean units per call. */
 const WEIGHT = 0.2
+/**
+ * Weight of a new batch in a size's mean time, once it holds 1 / MEAN_WEIGHT
+ * batches (until then, each of its batches counts as much): a mean worth
+ * about nine batches, which follows a curve that drifts within a few dozen.
+ */
+const MEAN_WEIGHT = 0.2
+/** Weight of a new batch in the spread: the noise of a machine changes slowly, and a spread read from a few batches varies as much as they do. */
+const SPREAD_WEIGHT = 0.02
 /** Batches a size needs before it is compared with others (the first run at a new size is often slow). */
 const MIN_SAMPLES = 2
 /** A size's measurement is forgotten this long after its last batch, and once STALE_BATCHES have run since. */
@@ -104,8 +112,21 @@ const STALE_BATCHES = 24
 export const PROBE_EVERY = 8
 /** Batches a probe gets to measure its size; it ends sooner once the size has MIN_SAMPLES new ones. */
 const PROBE_BATCHES = 3
-/** A batch this much slower or faster per unit than its size's mean, twice in a row, means the curve changed. */
+/**
+ * A batch is off when its time per unit is at least this much above or
+ * below its size's mean (as a factor, 1.3), or CHANGE_SPREADS times the
+ * spread of the batches' times if that is more (a noisy machine: a CV of 0.4
+ * makes it about 3×); CHANGE_RUN batches off the same way in a row mean the
+ * curve changed. One is a pause (garbage collection, another process's
+ * burst); two in a row are, at times (a process descheduled across two
+ * short batches); three are not, and wait little: a change that matters
+ * shows on every batch.
+ */
 const CHANGE = 0.3
+const CHANGE_SPREADS = 3
+const CHANGE_RUN = 3
+/** Standard errors by which a size must differ from the chosen one to be taken (see significant()). */
+const SIGNIFICANCE = 3
 /** With a latency target, a size keeps up when it serves this much more than arrives. */
 const HEADROOM = 1.1
 
@@ -164,6 +185,9 @@ export class AdaptiveBatchSize {
   private stillRuns = 0
   /** Batches learned from. */
   private batches = 0
+  /** Weighted mean square of ln(a batch's time per unit / its size's mean), over batches not off, and how many it holds. */
+  private spread = 0
+  private spreadBatches = 0
 
   constructor(
     private readonly settings: AdaptiveSettings,
@@ -231,6 +255,10 @@ export class AdaptiveBatchSize {
     this.stillRuns = 0
     this.blind = false
     this.batches++
+    // A batch that filled its limit had callers enough for a probe, though none wait now: with as
+    // many closed-loop callers as the limit, each batch takes them all, and they call again only
+    // once it has ended. (Without this, such a load never probed, and never followed a change.)
+    const loaded = queuedCalls > 0 || units >= this.next
     this.record(this.nearest(units), units, executionMs, now)
 
     const probe = this.probe
@@ -240,8 +268,8 @@ export class AdaptiveBatchSize {
     }
     if (this.probe === undefined) {
       const before = this.chosen
-      const choice = this.choose(now)
-      if (choice === before) {
+      const { index: choice, forLatency } = this.choose(now)
+      if (choice === before || (!forLatency && !this.significant(choice, this.nearest(this.chosenSize)))) {
         this.pending = undefined
         this.sinceProbe++
       } else if (choice === this.pending || this.clearlyFaster(choice, before, now)) {
@@ -251,15 +279,17 @@ export class AdaptiveBatchSize {
         this.probeUpNext = choice > before
         this.sinceProbe = PROBE_EVERY
       } else {
-        // One measurement may be noise: the new size is measured afresh, and taken if it still wins
+        // One measurement may be noise: the new size is measured again, and taken if it still wins
         // (unless it won by far: climbing from a batch of one, each step up is often 30% faster or more).
+        // For the latency target it is measured afresh; for speed its mean keeps what it holds and
+        // gains the probe's batches, which narrows the noise significant() allows for.
         this.pending = choice
         const point = this.ladder[choice]!
-        point.samples = 0
+        if (forLatency) point.samples = 0
         this.sinceProbe = 0
-        this.probe = { index: choice, left: PROBE_BATCHES, samplesBefore: 0 }
+        this.probe = { index: choice, left: PROBE_BATCHES, samplesBefore: point.samples }
       }
-      if (this.probe === undefined && queuedCalls > 0) this.startProbe(now)
+      if (this.probe === undefined && loaded) this.startProbe(now)
     }
     const size = this.probe !== undefined ? this.ladder[this.probe.index]!.size : this.ladder[this.chosen]!.size
     this.next = Math.max(size, Math.min(this.floor, this.settings.maxBatchSize))
@@ -270,6 +300,32 @@ export class AdaptiveBatchSize {
     const point = this.ladder[index]!
     const other = this.ladder[than]!
     return this.usable(point, now) && this.usable(other, now) && this.speed(point) > this.speed(other) * (1 + 3 * TOLERANCE)
+  }
+
+  /**
+   * Whether the measurements tell size `index` from the chosen size (`than`,
+   * the size its batches land on) beyond their noise: a size above must
+   * serve more, and one below no more than TOLERANCE less, by SIGNIFICANCE
+   * standard errors of the difference of their means (from the spread of the
+   * batches' times, and how many batches each mean holds). On a quiet
+   * machine that is any difference, and the limit moves as it did without
+   * this; with a CV of 0.2 and both means full it is about 30%, so the limit
+   * holds where the sizes next to it serve within the noise of it, instead of
+   * following whichever read luckiest last. A curve that changed shows
+   * anyway: in a run of the limit's batches off its mean (see record()).
+   */
+  private significant(index: number, than: number): boolean {
+    if (index === than) return true
+    const point = this.ladder[index]!
+    const other = this.ladder[than]!
+    const error = Math.sqrt(this.noise * (1 / this.weightOf(point) + 1 / this.weightOf(other)))
+    const gain = Math.log(this.speed(point) / this.speed(other))
+    return gain > (index > than ? 0 : -TOLERANCE) + SIGNIFICANCE * error
+  }
+
+  /** How many batches a size's mean is worth: its samples, up to what the weighted mean holds at most. */
+  private weightOf(point: Measured): number {
+    return Math.min(point.samples, (2 - MEAN_WEIGHT) / MEAN_WEIGHT)
   }
 
   /** Units arriving per millisecond: those run plus the growth of the queue, over the time between batches. */
@@ -308,24 +364,44 @@ export class AdaptiveBatchSize {
       Object.assign(point, { units, ms, samples: 1, off: 0 })
       return
     }
-    const perUnit = ms / units
-    const mean = point.ms / point.units
-    const off = perUnit > mean * (1 + CHANGE) ? 1 : perUnit < mean * (1 - CHANGE) ? -1 : 0
+    const deviation = Math.log(ms / units / (point.ms / point.units))
+    const bound = Math.max(Math.log(1 + CHANGE), CHANGE_SPREADS * Math.sqrt(this.noise))
+    const off = deviation > bound ? 1 : deviation < -bound ? -1 : 0
+    // The spread is learned from batches within the bound only: a pause, or the curve changing, is not noise.
+    if (off === 0 && point.samples >= MIN_SAMPLES) {
+      this.spread += SPREAD_WEIGHT * (deviation * deviation - this.spread)
+      this.spreadBatches++
+    }
+    if (off !== 0 && point.samples < MIN_SAMPLES) {
+      // Its first batches disagree: one of them was likely paused (a pause only ever slows a batch
+      // down), so the faster is its base. Taken into its mean, a pause would make the batches after
+      // it read as off, and leave the size looking slow until CHANGE_RUN of them in a row.
+      if (off < 0) Object.assign(point, { units, ms })
+      point.samples++
+      return
+    }
     point.off = off === 0 || Math.sign(point.off) !== off ? off : point.off + off
     if (point.off === 0 || point.samples < MIN_SAMPLES) {
-      point.units += WEIGHT * (units - point.units)
-      point.ms += WEIGHT * (ms - point.ms)
+      const weight = Math.max(MEAN_WEIGHT, 1 / (point.samples + 1))
+      point.units += weight * (units - point.units)
+      point.ms += weight * (ms - point.ms)
       point.samples++
-    } else if (Math.abs(point.off) >= 2) {
-      // The curve changed: what was measured of the other sizes no longer holds.
-      for (const other of this.ladder) if (other !== point) other.samples = 0
+    } else if (point.off >= CHANGE_RUN || point.off <= -(CHANGE_RUN - 1)) {
+      // Its mean no longer holds: it starts again from this batch. (Batches faster than the mean
+      // need one fewer in a row: a pause never makes a batch faster, so they show a mean that
+      // pauses inflated, or a curve that got faster.)
       Object.assign(point, { units, ms, samples: MIN_SAMPLES, off: 0 })
-      this.probe = undefined
-      this.pending = undefined
-      this.sinceProbe = PROBE_EVERY
+      if (index === this.nearest(this.chosenSize)) {
+        // The limit's own batches show that the curve changed: what was measured of the
+        // other sizes no longer holds, and the search starts again from the limit.
+        for (const other of this.ladder) if (other !== point) other.samples = 0
+        this.probe = undefined
+        this.pending = undefined
+        this.sinceProbe = PROBE_EVERY
+      }
     }
-    // A single batch far off its size's mean is left out of it (a pause for
-    // garbage collection, another process's burst) until a second confirms it.
+    // A batch far off its size's mean is left out of it (a pause for garbage
+    // collection, another process's burst) until a run of them confirms it.
   }
 
   private usable(point: Measured, now: number): boolean {
@@ -353,14 +429,15 @@ export class AdaptiveBatchSize {
     return points.find((point) => point.units / point.ms >= most * (1 - TOLERANCE))!
   }
 
-  /** The index of the size to use, from the sizes measured lately. */
-  private choose(now: number): number {
+  /** The index of the size to use, from the sizes measured lately, and whether the latency target chose it over the fastest. */
+  private choose(now: number): { index: number; forLatency: boolean } {
     // A size is chosen over the limit only when compared with it: until the limit itself is
     // measured (at first, or after a change), a probe's size alone says nothing of which is faster.
     // (The limit's batches land on the size nearest it: above the chosen size when calls are larger.)
-    if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return this.chosen
+    if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return { index: this.chosen, forLatency: false }
     const known = this.ladder.filter((point) => this.usable(point, now))
-    let choice = this.best(known)
+    const fastest = this.best(known)
+    let choice = fastest
     const target = this.latencyTargetMs
     if (target !== undefined && this.latency(choice.ms) > target) {
       const need = this.arrivalRate * HEADROOM
@@ -369,7 +446,7 @@ export class AdaptiveBatchSize {
       if (within.length > 0) choice = this.best(within)
       else if (keepUp.length > 0) choice = keepUp[0]!
     }
-    return this.ladder.indexOf(choice)
+    return { index: this.ladder.indexOf(choice), forLatency: choice !== fastest }
   }
 
   /**
@@ -417,6 +494,15 @@ export class AdaptiveBatchSize {
     this.sinceProbe = 0
     const point = this.ladder[index]!
     this.probe = { index, left: PROBE_BATCHES, samplesBefore: this.usable(point, now) ? point.samples : 0 }
+  }
+
+  /**
+   * The variance of ln(a batch's time) about its size's mean: how noisy this
+   * machine's batches are. The weighted mean starts from 0, so it is divided
+   * by the weight its batches hold so far: the first few read as the noise.
+   */
+  private get noise(): number {
+    return this.spreadBatches === 0 ? 0 : this.spread / (1 - (1 - SPREAD_WEIGHT) ** this.spreadBatches)
   }
 
   /** Units per millisecond at this size (0 where it has not been measured lately). */
