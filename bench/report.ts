@@ -515,6 +515,8 @@ export function renderReport(results: BenchResults, template: string): { markdow
     ...Object.keys(results.ratios)
       .filter((key) => key.startsWith('adaptive_vs_best_fixed_'))
       .map((key) => ratioRow(key, { atLeast: 0.95 })),
+    // Older results have no adaptive_follows_change.
+    ...('adaptive_follows_change' in results.ratios ? [ratioRow('adaptive_follows_change', { atLeast: 0.8 })] : []),
   ]
 
   const fill: Record<string, string> = {

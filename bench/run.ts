@@ -456,6 +456,14 @@ if (!quick) {
   adaptiveStages = await runJsonChild<AdaptiveStages>('bench/adaptive-stages.ts', ['--print-only'])
 }
 
+// 4e. Adaptive following a cost that changes while served: a server per setting, about a minute, so full runs only.
+type AdaptiveFollows = { rows: unknown[]; ratios: Record<string, number>; ratioNotes: Record<string, string> }
+let adaptiveFollows = quick ? carriedOver<AdaptiveFollows>('adaptiveFollows') : undefined
+if (!quick) {
+  log('adaptive following a cost that changes')
+  adaptiveFollows = await runJsonChild<AdaptiveFollows>('bench/adaptive-follows.ts', [])
+}
+
 // 5. Ratios
 const find = (all: Row[], endpoint: Endpoint, c: number) => {
   const found = all.find((r) => r.endpoint === endpoint.name && r.connections === c)
@@ -496,6 +504,7 @@ const ratios = {
   workerd_vs_node_c64: workerdOcr ? workerdOcr.requestsPerS / rps(E.ocrBatched) : null,
   ...adaptiveVsBestFixed(batchSizes),
   ...adaptiveStages?.ratios,
+  ...adaptiveFollows?.ratios,
   ...openLoopRatios(),
   ...workerd.ratios,
 }
@@ -533,6 +542,8 @@ const ratioNotes = {
   ),
   ...(adaptiveStages &&
     Object.fromEntries(Object.entries(adaptiveStages.ratioNotes).map(([key, note]) => [key, quick ? `${note} (carried over from the last full run)` : note]))),
+  ...(adaptiveFollows &&
+    Object.fromEntries(Object.entries(adaptiveFollows.ratioNotes).map(([key, note]) => [key, quick ? `${note} (carried over from the last full run)` : note]))),
   ...workerd.notes,
 }
 
@@ -610,6 +621,7 @@ const results = {
   autoscaling,
   batchSizes,
   adaptiveStages,
+  adaptiveFollows,
   openLoop: { targetMs: OCR_LATENCY_TARGET_MS, ratePerS: openLoopRate, rows: openLoopRows },
   ratios,
   ratioNotes,
