@@ -10,11 +10,12 @@
  *
  * - The cost of a batch depends on its size (in `batchSizeFn` units) and
  *   changes slowly compared with the time a batch takes: a core taken by
- *   another process, another model, another runtime. It learns that cost
- *   from the batches it runs, as the mean execution time per batch on a
- *   ladder of sizes (1, 2, 3, 4, 6, 8, 11, 16, ... each about √2 times the
- *   last, up to `maxBatchSize`); a batch counts toward the size nearest its
- *   own. No shape is fitted: the curve may have a knee (a cache that
+ *   another process, another model, another runtime. Its noise is about the
+ *   same factor at every size, and a pause only makes a batch slower. It
+ *   learns that cost from the batches it runs, as the mean execution time
+ *   per batch on a ladder of sizes (1, 2, 3, 4, 6, 8, 11, 16, ... each
+ *   about √2 times the last, up to `maxBatchSize`); a batch counts toward
+ *   the size nearest its own. No shape is fitted: the curve may have a knee (a cache that
  *   overflows) or bend upwards (memory bandwidth), and a line `a·n + b`
  *   fits neither.
  * - Under a load that keeps batches back to back, a size n serves
@@ -22,21 +23,25 @@
  *   size with the most items per second among the sizes measured lately, or
  *   the smallest size within 4% of it: a smaller batch answers sooner, and
  *   a few percent is within what a measurement varies by. A new choice is
- *   taken only once the size, measured afresh, wins again (or if it is
- *   faster by 12% or more), so one noisy measurement does not move the
- *   limit (without that, a flat curve had the limit wander up to sizes that
- *   only cost latency).
- * - It learns only from what it runs, so it probes: while calls are queued,
- *   every few batches it runs one or two batches a step above or below the
- *   limit, and at once after the limit moved (in the direction it moved)
- *   or when a size it has not measured lately is next to the limit. That is
+ *   taken only if it differs from the limit by more than the noise of the
+ *   two means allows (see significant()), and once it wins again after more
+ *   batches (or if it is faster by 12% or more), so noisy measurements do
+ *   not move the limit (without that, a flat curve had the limit wander up
+ *   to sizes that only cost latency, and a noisy machine's limit moved
+ *   every few batches).
+ * - It learns only from what it runs, so it probes: under load (calls wait,
+ *   or the last batch filled its limit), every few batches it runs one or
+ *   two batches a step above or below the limit, and at once after the
+ *   limit moved (in the direction it moved) or when a size it has not
+ *   measured lately is next to the limit. That is
  *   hill climbing on the measured curve; it finds the peak of a curve with
  *   one peak, which is what batching cost curves have.
- * - A change of the curve shows as the limit's own batches taking 30% more
- *   or less time per unit than measured, twice in a row: then every other
- *   size's measurement is dropped and probing starts again from the limit,
- *   so the limit follows within a few dozen batches. Measurements older
- *   than a few seconds and a few dozen batches are dropped anyway.
+ * - A change of the curve shows as the limit's own batches off their mean
+ *   (by 30%, or three times the noise if more) three times in a row, or
+ *   twice if faster: then every other size's measurement is dropped and
+ *   probing starts again from the limit, so the limit follows within a few
+ *   dozen batches (within 2 s on a real clock in the tests). Measurements
+ *   older than a few seconds and a few dozen batches are dropped anyway.
  * - A probe is compared with the limit, so the limit is measured first; a
  *   size is never chosen for being the only one measured lately: with slow
  *   batches, or keys that take turns, the limit's measurement can go stale
