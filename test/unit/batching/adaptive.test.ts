@@ -536,8 +536,8 @@ describe('adaptive batch size: a small model measured in a server (the house-pri
 describe('adaptive batch size: it holds its limit on a noisy machine', () => {
   // Each batch's time varies with a CV of 0.4 (a log-normal factor), and one batch in a hundred is
   // paused ten times as long (a collector pause, another process on the core).
-  const noisy = (cost: Cost, seed: number): Cost => {
-    const rand = mulberry32(seed)
+  const noisy = (cost: Cost, stream: number): Cost => {
+    const rand = mulberry32(stream)
     const sigma = Math.sqrt(Math.log(1 + 0.4 ** 2))
     const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())
     return (n) => cost(n) * (rand() < 0.01 ? 10 : Math.exp(sigma * normal() - sigma ** 2 / 2))
@@ -547,11 +547,11 @@ describe('adaptive batch size: it holds its limit on a noisy machine', () => {
     ['a knee at 16', (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16))],
   ]
   for (const [name, cost] of curves) {
-    it(`${name}: over four seeds, the limit holds one size 90% of 20 s, moving under 20 times, and serves 85% of the best`, async () => {
+    it(`${name}: in four random runs, the limit holds one size 90% of 20 s, moving under 20 times, and serves 85% of the best`, async () => {
       const speed = (n: number) => n / cost(n)
       const best = Math.max(...sizeLadder(64).map(speed))
-      for (let seed = 1; seed <= 4; seed++) {
-        const s = simulated(noisy(cost, seed))
+      for (let run = 1; run <= 4; run++) {
+        const s = simulated(noisy(cost, run))
         await limitsSeen(s, 128, 10_000)
         // The limits shown over the last 20 s of 80 s.
         const limits = await limitsSeen(s, 128, 80_000)
