@@ -83,15 +83,21 @@ function reachedAt(seen: { at: number; limit: number }[], sizes: number[]): numb
   return seen.find(({ limit }) => sizes.includes(limit))?.at ?? Infinity
 }
 
-/** The share of the time from `fromMs` to `toMs` after the switch that the limit held one of `sizes`. */
-function shareHeld(seen: { at: number; limit: number }[], sizes: number[], fromMs: number, toMs: number): number {
-  let held = 0
+/**
+ * What the limits in force from `fromMs` to `toMs` after the switch serve, by
+ * `cost`, over what the best size on the ladder serves: the mean over that
+ * time of items/s at the limit in force over the most.
+ */
+function servedOfBest(seen: { at: number; limit: number }[], cost: Cost, fromMs: number, toMs: number): number {
+  const speed = (n: number) => n / cost(n)
+  const most = Math.max(...sizeLadder(64).map(speed))
+  let served = 0
   for (let i = 0; i < seen.length; i++) {
     const from = Math.max(seen[i]!.at, fromMs)
     const to = Math.min(seen[i + 1]?.at ?? toMs, toMs)
-    if (to > from && sizes.includes(seen[i]!.limit)) held += to - from
+    if (to > from) served += (to - from) * (speed(seen[i]!.limit) / most)
   }
-  return held / (toMs - fromMs)
+  return served / (toMs - fromMs)
 }
 
 describe('adaptive batch size on a real clock: it follows a cost that changes, with 64 callers in a closed loop', () => {
@@ -99,12 +105,13 @@ describe('adaptive batch size on a real clock: it follows a cost that changes, w
     expect(within10(overhead, 64)).toEqual([64])
     expect(within10(superlinear, 64)).toEqual([6, 8, 11])
     const seen = await followSwitch(overhead, superlinear, 1000, 3000)
-    // Until the switch it held 64. It reaches the best sizes within 2 s of the switch, and holds
-    // them over the second after, all of it on a quiet machine; a busy one may take the core for
-    // long enough to make the limit's batches read as a change, and the limit leave for a moment.
+    // Until the switch it held 64. It reaches the best sizes within 2 s of the switch, and over the
+    // second after, the limits in force serve on average within 10% of the best size's items/s (on
+    // a quiet machine it holds the best sizes throughout; on a loaded one its neighbours, which
+    // serve 85%, may read as good as it for a while).
     expect(seen[0]!.limit).toBe(64)
     expect(reachedAt(seen, [6, 8, 11])).toBeLessThan(2000)
-    expect(shareHeld(seen, [6, 8, 11], 2000, 3000)).toBeGreaterThan(0.8)
+    expect(servedOfBest(seen, superlinear, 2000, 3000)).toBeGreaterThan(0.9)
   })
 
   it('back to a fixed overhead: up to 64, within 2 s', async () => {
@@ -112,6 +119,6 @@ describe('adaptive batch size on a real clock: it follows a cost that changes, w
     // Where the climb from 1 has got to in the first second does not matter here, as long as it is far below 64.
     expect(seen[0]!.limit).toBeLessThanOrEqual(16)
     expect(reachedAt(seen, [64])).toBeLessThan(2000)
-    expect(shareHeld(seen, [64], 2000, 3000)).toBeGreaterThan(0.8)
+    expect(servedOfBest(seen, overhead, 2000, 3000)).toBeGreaterThan(0.9)
   })
 })
