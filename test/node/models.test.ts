@@ -1,12 +1,18 @@
-/** The model examples served on Node: answers equal a direct session.run. */
-import { afterAll, beforeAll, vi } from 'vitest'
+/**
+ * The model examples served on Node: answers equal a direct session.run.
+ * onnxruntime-node is installed here (a devDependency), so 'auto' runs them
+ * on it; models-web.test.ts serves the same on onnxruntime-web.
+ */
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { serve, type RunningServer } from '../../src/runtime/node/index.js'
 import { app } from '../../examples/demo/app.js'
 import { describeModelExamples } from '../support/model-suite.js'
+import { modelsLoaded } from '../support/models-loaded.js'
 
 let server: RunningServer
+let log: ReturnType<typeof vi.spyOn>
 beforeAll(async () => {
-  vi.spyOn(console, 'log').mockImplementation(() => undefined)
+  log = vi.spyOn(console, 'log').mockImplementation(() => undefined)
   server = await serve(app, { port: 0, name: 'models-node', handleSignals: false })
 })
 afterAll(async () => {
@@ -15,3 +21,9 @@ afterAll(async () => {
 })
 
 describeModelExamples('Node', () => server.url)
+
+it('ran every model on onnxruntime-node, with no code change in the examples', () => {
+  const loaded = modelsLoaded(log.mock.calls)
+  expect(loaded.length).toBeGreaterThanOrEqual(4)
+  expect(new Set(loaded.map((line) => `${line.runtime} ${line.provider}`))).toEqual(new Set(['onnxruntime-node cpu']))
+})
