@@ -3,6 +3,7 @@ import { checkKnownOptions, formatReceived } from '../batching/options.js'
 import { log } from '../metrics/log.js'
 import { batchAxisProblem } from './batch-axis.js'
 import { responseBytes } from './fetch-bytes.js'
+import { noteLoadedModel } from './loaded-models.js'
 import type { ModelSession, OrtPlatform, OrtRuntime, Provider } from './platform.js'
 import { chooseRuntime, providersFor, type OrtRuntimes, type RuntimeOption } from './runtime-choice.js'
 import { checkNumThreads, requestedThreads, withThreads } from './threads.js'
@@ -101,6 +102,8 @@ export class Model {
   /** Copies of the model that share each run, on worker threads; 1 when it runs in this thread (`LoadModelOptions.instances`). */
   readonly instances: number
   private last: Promise<unknown> = Promise.resolve()
+  /** Takes the model off `/-/routes` once it is released. */
+  private readonly forget: () => void
 
   constructor(
     private readonly runner: ModelSession,
@@ -116,6 +119,8 @@ export class Model {
     this.outputNames = runner.outputNames
     this.inputs = runner.inputMetadata.map(info)
     this.outputs = runner.outputMetadata.map(info)
+    const { runtime, provider, numThreads, instances } = this
+    this.forget = noteLoadedModel({ runtime, provider, numThreads, instances, inputs: [...this.inputNames], outputs: [...this.outputNames] })
   }
 
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
@@ -131,6 +136,7 @@ export class Model {
   }
 
   release(): Promise<void> {
+    this.forget()
     return this.runner.release()
   }
 }

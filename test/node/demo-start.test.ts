@@ -40,6 +40,11 @@ describe('npm start', () => {
       }
       expect(((await (await reading).json()) as { text: string }).text).toContain('Quarterly')
       expect(answered).toBeGreaterThanOrEqual(5)
+      // onnxruntime-node is installed here, so the same demo code runs its models natively, on their replicas' threads.
+      const { models } = (await (await fetch(`${server.url}/-/routes`)).json()) as { models: { runtime: string; provider: string; thread: string }[] }
+      const onThreads = models.filter((model) => /^(TextDetector|TextRecognizer|TextDirectionClassifier)\//.test(model.thread))
+      expect(new Set(onThreads.map((model) => model.thread.split('/')[0]))).toEqual(new Set(['TextDetector', 'TextRecognizer', 'TextDirectionClassifier']))
+      expect(new Set(onThreads.map((model) => `${model.runtime} ${model.provider}`))).toEqual(new Set(['onnxruntime-node cpu']))
     } finally {
       await server.stop()
     }

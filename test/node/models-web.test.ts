@@ -30,3 +30,11 @@ it('ran every model on onnxruntime-web', () => {
   expect(loaded.length).toBeGreaterThanOrEqual(4)
   expect(new Set(loaded.map((line) => `${line.runtime} ${line.provider}`))).toEqual(new Set(['onnxruntime-web wasm']))
 })
+
+it('lists each model on /-/routes with the runtime and provider that run it', async () => {
+  const { models } = (await (await fetch(`${server.url}/-/routes`)).json()) as {
+    models: { runtime: string; provider: string; thread: string; inputs: string[] }[]
+  }
+  expect(models.find((model) => model.inputs.includes('features'))).toMatchObject({ runtime: 'onnxruntime-web', provider: 'wasm', thread: 'server' })
+  expect(new Set(models.map((model) => `${model.runtime} ${model.provider}`))).toEqual(new Set(['onnxruntime-web wasm']))
+})

@@ -27,3 +27,11 @@ it('ran every model on onnxruntime-node, with no code change in the examples', (
   expect(loaded.length).toBeGreaterThanOrEqual(4)
   expect(new Set(loaded.map((line) => `${line.runtime} ${line.provider}`))).toEqual(new Set(['onnxruntime-node cpu']))
 })
+
+it('lists each model on /-/routes with the runtime and provider that run it', async () => {
+  const { models } = (await (await fetch(`${server.url}/-/routes`)).json()) as {
+    models: { runtime: string; provider: string; thread: string; inputs: string[] }[]
+  }
+  expect(models.find((model) => model.inputs.includes('features'))).toMatchObject({ runtime: 'onnxruntime-node', provider: 'cpu', thread: 'server' })
+  expect(new Set(models.map((model) => `${model.runtime} ${model.provider}`))).toEqual(new Set(['onnxruntime-node cpu']))
+})

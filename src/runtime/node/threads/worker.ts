@@ -6,6 +6,7 @@ import { setLogLevel } from '../../../metrics/log.js'
 import { availableParallelism } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { RequestScope } from '../../../deployment/request-scope.js'
+import { loadedModels } from '../../../onnx/loaded-models.js'
 import { setDefaultNumThreads } from '../../../onnx/threads.js'
 import { isDeployment, type Deployment } from '../../../deployment/deployment.js'
 import { Replica } from '../../../deployment/replica.js'
@@ -244,7 +245,10 @@ async function serveAdmin(replica: Replica, message: Extract<ToWorker, { type: '
       return post({ type: 'metrics', id, snapshot: await replica.metrics() })
     case 'health':
       return post({ type: 'health', id, health: await replica.health() })
-    case 'describe':
-      return post({ type: 'describe', id, description: await replica.describe() })
+    case 'describe': {
+      // The models this thread loaded ride along, for /-/routes (see ModelsDescribed in src/http/admin.ts).
+      const description = Object.assign(await replica.describe(), { models: loadedModels() })
+      return post({ type: 'describe', id, description })
+    }
   }
 }
