@@ -89,14 +89,17 @@ export interface ModelLimit {
   runLimits: Best[]
 }
 
-/** Measure threads {1, all cores} and one instance per core, each in a process of its own, and name the bests. */
-export async function measureModelLimit(options: { quick: boolean }): Promise<ModelLimit> {
+/**
+ * Measure threads {1, all cores} and one instance per core, each in a process of its own, and name the bests.
+ * `env` goes to each process: EDGESERVE_ONNX_RUNTIME there says which runtime the limit is of.
+ */
+export async function measureModelLimit(options: { quick: boolean; env?: Record<string, string> }): Promise<ModelLimit> {
   const cores = availableParallelism()
   const layouts = [...new Set([1, cores])].map((threads) => ['--threads', String(threads)])
   if (cores > 1) layouts.push(['--instances', String(cores)])
   const configs: ThreadLimit[] = []
   for (const layout of layouts) {
-    configs.push(await runJsonChild<ThreadLimit>('bench/model-limit.ts', [...(options.quick ? ['--quick'] : []), ...layout]))
+    configs.push(await runJsonChild<ThreadLimit>('bench/model-limit.ts', [...(options.quick ? ['--quick'] : []), ...layout], options.env))
   }
   const best = (config: ThreadLimit, rows: LimitRow[]): Best => {
     const top = rows.reduce((a, b) => (b.itemsPerS > a.itemsPerS ? b : a))
@@ -126,9 +129,9 @@ const layoutArgs = (layout: Layout): string[] => (layout.instances > 1 ? ['--ins
  * each served round is measured at the same speed the round was. The process
  * is idle in between.
  */
-export function limitBeside(layout: Layout, options: { quick: boolean }): { measure(): Promise<number>; stop(): Promise<void> } {
+export function limitBeside(layout: Layout, options: { quick: boolean; env?: Record<string, string> }): { measure(): Promise<number>; stop(): Promise<void> } {
   const args = [TSX, 'bench/model-limit.ts', ...layoutArgs(layout), '--beside', String(layout.batch), ...(options.quick ? ['--quick'] : [])]
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'inherit'] })
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   /** The next line that `accept` takes; the process's log lines (JSON with an `event`) in between are skipped. */
   const nextOf = async <V>(accept: (line: string) => V | undefined): Promise<V> => {

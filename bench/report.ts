@@ -8,6 +8,7 @@ import type { Best, ModelLimit } from './model-limit.js'
 import type { PipelineLimit } from './ocr-pipeline-limit.js'
 import type { PrepareRow } from './prepare.js'
 import { WORKERD_RATIOS, type HopBreakdown, type Target } from './workerd-ratios.js'
+import type { NativeRun } from './native.js'
 
 /** A load row: autocannon's figures for one endpoint at one number of connections. */
 type Row = LoadRow & { endpoint: string }
@@ -81,6 +82,11 @@ export type BenchResults = {
   prepare?: PrepareRow[]
   prepareErrors?: Record<string, string>
   ocrPipeline?: OcrPipelineRun
+  /** The pipeline on onnxruntime-node, at c=8 (results stored before have none). */
+  ocrPipelineNative?: OcrPipelineRun
+  /** The direction classifier served on onnxruntime-node against onnxruntime-web (bench/native.ts). */
+  native?: NativeRun
+  nativeError?: string
   autoscaling?: AutoscalingRun
   batchSizes?: BatchSizeRow[]
   adaptiveStages?: { rows: BatchSizeRow[] }
@@ -170,6 +176,28 @@ function chart(results: BenchResults): string {
 /** Said of a section a quick run kept from an earlier run rather than measured. */
 function carried(run: { carriedOver?: boolean }): string {
   return run.carriedOver ? ', kept from an earlier run: the quick run does not measure it' : ''
+}
+
+/** The direction classifier on onnxruntime-node beside onnxruntime-web, and the native limit, in one sentence. */
+function nativeServedText(results: BenchResults): string {
+  if (results.nativeError) return `**On onnxruntime-node** the rows failed: \`${results.nativeError.split('\n')[0]}\``
+  const run = results.native
+  if (!run) return '**On onnxruntime-node**: not measured in this run (`bench/native.ts` measures it alone).'
+  const row = (runtime: string) => run.rows.find((r) => r.runtime === runtime)
+  const [native, web] = [row('onnxruntime-node'), row('onnxruntime-web')]
+  const limit = run.limit.pipelineLimit
+  return (
+    `**On onnxruntime-node** (\`bench/native.ts\`: a server per runtime, side by side, rows alternating; every other Node row runs on onnxruntime-web): ` +
+    `the same example served ${f(native?.requestsPerS)} req/s (p50 ${f(native?.p50Ms)} ms, mean batch ${f(native?.meanBatchSize, 1)}) against ${f(web?.requestsPerS)} on onnxruntime-web; ` +
+    `its in-process limit, measured as above, ${f(limit.itemsPerS)} items/s (${layoutName(limit)}, batch ${limit.batch}).`
+  )
+}
+
+/** The pipeline's as-shipped row on onnxruntime-node: one sentence, appended to the last line of the WASM table's text. */
+function nativePipelineText(run: OcrPipelineRun | undefined): string {
+  const row = run?.rows.find((r) => r.recognizer === 'adaptive')
+  if (!run || !row) return ' On onnxruntime-node: not measured in this run (the full run measures it).'
+  return ` On onnxruntime-node (as shipped, c=${row.concurrency}${carried(run)}): **${f(row.pagesPerS, 2)} pages/s**, p50 ${f(row.p50Ms)} ms, in-process limit ${f(run.limit?.pagesPerS, 2)} pages/s.`
 }
 
 /** Pages/s and latency of the OCR pipeline, over its in-process limit, with each stage's share of the batches' execution time. */
@@ -500,6 +528,8 @@ export function renderReport(results: BenchResults, template: string): { markdow
     ratioRow('batched_deployment_route_vs_hono_c64', { atLeast: 0.75 }),
     ratioRow('ocr_batched_vs_unbatched_c64', { atLeast: 1.5 }),
     ratioRow('ocr_served_vs_pipeline_limit_c64', { atLeast: 0.8 }),
+    ratioRow('ocr_native_vs_wasm_served_c64', { atLeast: 1.6 }, 'the OCR direction example served on onnxruntime-node over onnxruntime-web, c=64'),
+    ratioRow('ocr_native_served_vs_pipeline_limit_c64', { atLeast: 0.8 }, 'the native row over its own in-process limit'),
     ratioRow('mlp_batched_vs_hono_json_c64', { atLeast: 0.8 }),
     ratioRow('node_threads_2_vs_1_c64', { atLeast: 1.5 }),
     ratioRow('engine_vs_dataloader', { atLeast: 0.8 }),
@@ -545,9 +575,9 @@ export function renderReport(results: BenchResults, template: string): { markdow
     ISOLATE_VS_NODE: isolateVersusNodeText(results.ocrIsolateAgainstNode, ratioOf(results, 'workerd_ocr_isolate_vs_node_one_thread')),
     RATIOS: ratioLines.join('\n'),
     ...inWorkerFigures(results),
-    OCR_SERVED: ocrServedText(results.ocrServedBreakdown),
+    OCR_SERVED: [ocrServedText(results.ocrServedBreakdown), nativeServedText(results)].filter(Boolean).join(' '),
     PREPARE: prepareParts.length === 0 ? 'not measured in this run' : prepareParts.join(', '),
-    OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline),
+    OCR_PIPELINE: ocrPipelineTable(results.ocrPipeline) + nativePipelineText(results.ocrPipelineNative),
     AUTOSCALING: autoscalingTable(results.autoscaling),
     BATCH_SIZES: batchSizeTable(results.batchSizes),
     ADAPTIVE_STAGES: results.adaptiveStages

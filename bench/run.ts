@@ -21,6 +21,14 @@ import { renderReport, type AutoscalingRun, type BatchSizeRow as ReportedBatchSi
 import { isolateAgainstNode, isolateLimitBeside, measureIsolateLimits, type IsolateAgainstNode, type IsolateLimitRow } from './isolate-limit.js'
 import { workerdRatios } from './workerd-ratios.js'
 import { adaptiveVsBestFixed } from './adaptive-ratio.js'
+import type { NativeRun } from './native.js'
+
+/**
+ * Every Node row but the native ones runs on onnxruntime-web, as before onnxruntime-node was a
+ * devDependency ('auto' would pick it now): its children inherit this, and the native rows
+ * (section 3c) set onnxruntime-node for their own processes.
+ */
+process.env.EDGESERVE_ONNX_RUNTIME = 'onnxruntime-web'
 
 const started = Date.now()
 // Quick rows are 3 s: p50s of 100 ms need more than a second's worth of samples.
@@ -317,6 +325,18 @@ for (const ortThreads of quick ? ['1'] : ['1', 'default']) {
   pair.forEach((row, i) => threadRows.push({ ...row, replicas: i + 1, ortThreads }))
 }
 
+// 3c. The OCR direction example on onnxruntime-node against onnxruntime-web, two servers side by side,
+// and the native row against its own in-process limit (bench/native.ts).
+log('node: onnxruntime-node against onnxruntime-web')
+let native: NativeRun | undefined
+let nativeError: string | undefined
+try {
+  native = await runJsonChild<NativeRun>('bench/native.ts', quick ? ['--quick'] : [])
+} catch (error) {
+  nativeError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+  log(`onnxruntime-node rows failed: ${nativeError}`)
+}
+
 // 4. workerd, where it runs: against workerd directly (bench/workerd-direct.ts: workerd serves the
 // built Worker on its own socket) and through wrangler dev (Miniflare's entry Worker and its proxy in front).
 // Without wrangler's local observability, which writes a trace of every request to disk; V8's old
@@ -439,6 +459,14 @@ if (!quick) {
   // --print-only: this run writes latest.json and the report itself.
   ocrPipeline = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only'])
 }
+// The same pipeline on onnxruntime-node, at c=8 only: its pages/s beside the rows above.
+let ocrPipelineNative: OcrPipelineRun | undefined = quick ? carriedOver<OcrPipelineRun>('ocrPipelineNative') : undefined
+if (!quick) {
+  log('OCR pipeline on onnxruntime-node')
+  ocrPipelineNative = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only', '--concurrency', '8'], {
+    EDGESERVE_ONNX_RUNTIME: 'onnxruntime-node',
+  })
+}
 
 // 4c. Autoscaling under a step load (idle, c=64, idle), against a fixed maximum: about a minute, so full runs only.
 let autoscaling: AutoscalingRun | undefined = quick ? carriedOver<AutoscalingRun>('autoscaling') : undefined
@@ -507,6 +535,7 @@ const ratios = {
   ...adaptiveFollows?.ratios,
   ...openLoopRatios(),
   ...workerd.ratios,
+  ...(native?.ratios ?? { ocr_native_vs_wasm_served_c64: null, ocr_native_served_vs_pipeline_limit_c64: null }),
 }
 const ratioNotes = {
   deployment_route_vs_hono_c64: `a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of ${RATIO.count} interleaved rounds' ratios`,
@@ -545,6 +574,7 @@ const ratioNotes = {
   ...(adaptiveFollows &&
     Object.fromEntries(Object.entries(adaptiveFollows.ratioNotes).map(([key, note]) => [key, quick ? `${note} (carried over from the last full run)` : note]))),
   ...workerd.notes,
+  ...native?.ratioNotes,
 }
 
 /**
@@ -618,6 +648,9 @@ const results = {
   prepare,
   prepareErrors,
   ocrPipeline,
+  ocrPipelineNative,
+  native,
+  nativeError,
   autoscaling,
   batchSizes,
   adaptiveStages,
