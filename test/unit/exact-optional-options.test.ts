@@ -104,7 +104,7 @@ await serve(app, {
 serveWorker(app, { deployments: undefined, dashboard: undefined })
 connect('http://127.0.0.1:8000', { token: 'token', fetch: undefined }).getDeploymentHandle<Adder>('Adder', { app: maybeString })
 
-await loadModel('model.onnx', { executionProviders: undefined, numThreads: maybeNumber, instances: undefined })
+await loadModel('model.onnx', { executionProviders: undefined, runtime: undefined, numThreads: maybeNumber, instances: undefined })
 pad([[1]], { to: undefined, value: maybeNumber, side: undefined, type: undefined })
 console.log(options)
 `
