@@ -144,22 +144,26 @@ describe('loadModel() with instances on Node', () => {
     }
   })
 
-  it("leaves the caller's thread free while it runs, where a model in this thread holds it", async () => {
-    const here = await load(OCR, { numThreads: 1 })
-    const held = await load(OCR, { instances: 2 })
-    const input = images(64) // tens of milliseconds of work, and more on a slower machine
-    await Promise.all([here.run({ x: images(1) }), held.run({ x: images(1) })])
-    /** Which comes first: the run's answer, or a 1 ms timer set as it starts. */
-    const firstOf = async (model: Model) => {
-      const order: string[] = []
-      const ran = model.run({ x: input }).then(() => order.push('run'))
-      const timer = new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('timer')), 1))
-      await Promise.all([ran, timer])
-      return order[0]
-    }
-    expect(await firstOf(here)).toBe('run')
-    expect(await firstOf(held)).toBe('timer')
-  })
+  // onnxruntime-node's session.run, too, runs on the calling thread (after a setImmediate), not off it.
+  it.each(['onnxruntime-node', 'onnxruntime-web'] as const)(
+    "leaves the caller's thread free while it runs, where a model in this thread holds it, on %s",
+    async (runtime) => {
+      const here = await load(OCR, { numThreads: 1, runtime })
+      const held = await load(OCR, { instances: 2, runtime })
+      const input = images(64) // tens of milliseconds of work, and more on a slower machine
+      await Promise.all([here.run({ x: images(1) }), held.run({ x: images(1) })])
+      /** Which comes first: the run's answer, or a 1 ms timer set as it starts. */
+      const firstOf = async (model: Model) => {
+        const order: string[] = []
+        const ran = model.run({ x: input }).then(() => order.push('run'))
+        const timer = new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('timer')), 1))
+        await Promise.all([ran, timer])
+        return order[0]
+      }
+      expect(await firstOf(here)).toBe('run')
+      expect(await firstOf(held)).toBe('timer')
+    },
+  )
 
   it('joins int64 and float outputs of each slice in order, and keeps overlapping runs apart', async () => {
     const model = await load(doubler, { instances: 3 })
