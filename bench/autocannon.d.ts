@@ -5,6 +5,8 @@ declare module 'autocannon' {
       url: string
       connections?: number
       duration?: number
+      /** Requests to send in all, in place of a duration. */
+      amount?: number
       method?: string
       body?: string | Buffer
       headers?: Record<string, string>

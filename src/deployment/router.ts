@@ -1,4 +1,5 @@
 import type { CancelSignal } from '../batching/cancel-signal.js'
+import { withResolvers } from '../batching/resolvers.js'
 import { BackPressureError, cancellation, ReplicaOverloadedError } from '../errors.js'
 import type { ResolvedDeploymentOptions } from './options.js'
 import type { Outcome } from './outcome.js'
@@ -126,18 +127,19 @@ export class Router {
       )
     }
     if (signal?.aborted) return Promise.reject(cancellation(signal.reason))
-    return new Promise<number>((resolve, reject) => {
-      const waiter = new Waiter(this, resolve, reject, signal)
-      this.waiting.push(waiter)
-      signal?.addEventListener('abort', waiter, { once: true })
-      // A timer that does nothing: on Workers each request has its own I/O
-      // context, and workerd cancels as hung (a 500) a request that waits
-      // only on a promise another request will resolve. A pending timer of
-      // the waiting request is what keeps it alive meanwhile.
-      waiter.timer = setTimeout(() => undefined, MAX_TIMER_MS)
-      // Last: an autoscaler may start a replica and hand it to this waiter at once, clearing its timer.
-      if (this.active === 0) this.events?.demand()
-    })
+    // Settled by the request that frees a replica: see withResolvers() for why not new Promise().
+    const { promise, resolve, reject } = withResolvers<number>()
+    const waiter = new Waiter(this, resolve, reject, signal)
+    this.waiting.push(waiter)
+    signal?.addEventListener('abort', waiter, { once: true })
+    // A timer that does nothing: on Workers each request has its own I/O
+    // context, and workerd cancels as hung (a 500) a request that waits
+    // only on a promise another request will resolve. A pending timer of
+    // the waiting request is what keeps it alive meanwhile.
+    waiter.timer = setTimeout(() => undefined, MAX_TIMER_MS)
+    // Last: an autoscaler may start a replica and hand it to this waiter at once, clearing its timer.
+    if (this.active === 0) this.events?.demand()
+    return promise
   }
 
   /** Give a replica back; the oldest waiter, if any, takes it over, unless the replica is being removed. */

@@ -79,6 +79,8 @@ class Items {
 // A deadline long enough that no answer of a loaded two-core machine meets it by accident.
 export const gathered = deployment(Items, { name: 'GatheredItems', requestTimeoutS: 2 })
 export const alone = deployment(Items, { name: 'AloneItems', requestTimeoutS: 2, coalesceCalls: false })
+/** Room for 8 requests at a time: the rest of a load wait in the Worker's router for one to finish. */
+export const queued = deployment(Items, { name: 'QueuedItems', requestTimeoutS: 10, maxOngoingRequests: 8 })
 
 interface Resolvers {
   promise: Promise<void>
@@ -149,6 +151,7 @@ export class HeldItems extends durableObject(held) {
 
 export const GatheredItems = durableObject(gathered)
 export const AloneItems = durableObject(alone)
+export const QueuedItems = durableObject(queued)
 
 interface HeldStub {
   carriedForTest(): Promise<{ carried: number[][]; left: number[] }>
@@ -164,6 +167,7 @@ const handleOf = (env: Record<string, unknown>, which: string | undefined) => ge
 export const coalescingApp = new Hono<{ Bindings: Record<string, unknown> }>()
   .on(['GET', 'POST'], '/coalescing/gathered', ingress(gathered))
   .on(['GET', 'POST'], '/coalescing/alone', ingress(alone))
+  .on(['GET', 'POST'], '/coalescing/queued', ingress(queued))
   // `n` handle calls of each method at once, from this one request: `?n=8&to=gathered|alone`.
   .get('/coalescing/calls', async (c) => {
     const handle = handleOf(c.env, c.req.query('to'))

@@ -218,7 +218,7 @@ export const MalformedRequestsPredictor = durableObject(requestsPredictor)
 export const Recorder = durableObject(recorder)
 export { OverloadedAlone, OverloadedPair } from './overload-app.js'
 export const HeldBatches = durableObject(held)
-export { GatheredItems, AloneItems, HeldItems } from './coalescing-app.js'
+export { GatheredItems, AloneItems, HeldItems, QueuedItems } from './coalescing-app.js'
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {
   async resetForTest(reason: string): Promise<void> {

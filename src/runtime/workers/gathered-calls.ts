@@ -1,4 +1,5 @@
 import type { CancelSignal } from '../../batching/cancel-signal.js'
+import { withResolvers } from '../../batching/resolvers.js'
 import { cancellation } from '../../errors.js'
 
 /** The most items one call carries. */
@@ -10,17 +11,6 @@ export const MAX_GATHER_MS = 2
 
 /** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1
-
-interface Resolvers<T> {
-  promise: Promise<T>
-  resolve: (value: T) => void
-  reject: (reason: Error) => void
-}
-
-/** `Promise.withResolvers()`, which workerd has and the ES2022 library this package compiles against does not declare. */
-function withResolvers<T>(): Resolvers<T> {
-  return (Promise as unknown as { withResolvers<T>(): Resolvers<T> }).withResolvers<T>()
-}
 
 /** How a gathered call goes out, and what keeps it going when the request that sends it ends. */
 export interface GatheredCallsTransport<Item, Answer> {
