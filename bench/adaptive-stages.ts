@@ -1,14 +1,13 @@
 /**
  * The OCR recognizer and detector, as shipped (`adaptive`) against each
  * fixed `maxBatchSize` up to their bound (8 lines, 4 pages): items/s and p99
- * with 64 callers at once, in process. Their inputs are what the pipeline
- * hands them for the accuracy pages (test/fixtures/ocr-pages), recorded once
- * by running it; each setting is an instance of the stage's deployment,
- * called directly (no HTTP: a page's detection or a line's recognition takes
- * milliseconds, which HTTP would not change), and the settings take turns
- * round by round, as the served rows do.
+ * with 64 callers at once, in process (bench/stage-load.ts); each setting is
+ * an instance of the stage's deployment, and the settings take turns round
+ * by round, as the served rows do.
  *
- *   npx tsx --conditions=edgeserve-source bench/adaptive-stages.ts [--duration S] [--rounds N] [--models recognizer,detector]
+ *   npx tsx --conditions=edgeserve-source bench/adaptive-stages.ts [--duration S] [--rounds N] [--models recognizer,detector] [--shipped-only]
+ *
+ * `--shipped-only` measures the shipped setting alone (bench/native.ts runs it so, once per runtime).
  *
  * Prints one JSON line: a row per model and setting (shaped as the served
  * batch-size rows of bench/run.ts) and the `adaptive_vs_best_fixed_*`
@@ -16,127 +15,38 @@
  * bench/results/latest.json and regenerates docs/benchmarks.md;
  * `npm run bench` passes `--print-only`.
  */
-import { readFileSync } from 'node:fs'
-import { Replica } from '../src/deployment/replica.js'
-import { makeHandle, type DeploymentHandle } from '../src/deployment/handle.js'
-import type { Deployment, InstanceOf } from '../src/index.js'
-import { ocrDirection } from '../examples/ocr-direction/classifier.js'
-import type { RgbImage } from '../examples/ocr-direction/image.js'
-import { textDetector, type DetectionInput } from '../examples/ocr/detector.js'
-import { OcrPipeline } from '../examples/ocr/pipeline.js'
+import { textDetector } from '../examples/ocr/detector.js'
 import { textRecognizer } from '../examples/ocr/recognizer.js'
-import { argValue, median, percentile } from './lib.js'
+import { argValue } from './lib.js'
 import { adaptiveVsBestFixed } from './adaptive-ratio.js'
 import { mergeIntoResults } from './merge-results.js'
+import { instanceOf, measure, recordInputs, type Setting } from './stage-load.js'
 
 const durationS = Number(argValue('--duration') ?? 10)
 const rounds = Number(argValue('--rounds') ?? 3)
-const CALLERS = 64
-
-function instanceOf<D extends Deployment>(deployment: D): InstanceOf<D> {
-  return new Replica(deployment, 0, {}).instance() as InstanceOf<D>
-}
-
-/** A handle that calls the instance in this thread and hands each call's arguments to `record`. */
-function recordingHandle<D extends Deployment>(deployment: D, record: (args: unknown[]) => void): DeploymentHandle<InstanceOf<D>> {
-  const instance = instanceOf(deployment) as Record<string, (...args: unknown[]) => unknown>
-  return makeHandle<InstanceOf<D>>(async (method, args) => {
-    record(args)
-    return { ok: true, value: await instance[method]!(...args) }
-  })
-}
-
-/** What the pipeline asks of the detector and of the recognizer for every accuracy page. */
-async function recordInputs(): Promise<{ pages: DetectionInput[]; lines: RgbImage[] }> {
-  const dir = new URL('../test/fixtures/ocr-pages/', import.meta.url)
-  const manifest = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8')) as { pages: { file: string }[] }
-  const pages: DetectionInput[] = []
-  const lines: RgbImage[] = []
-  const pipeline = new OcrPipeline(
-    recordingHandle(textDetector, (args) => pages.push(args[0] as DetectionInput)),
-    recordingHandle(ocrDirection, () => undefined),
-    recordingHandle(textRecognizer, (args) => lines.push(args[0] as RgbImage)),
-  )
-  for (const { file } of manifest.pages) {
-    const body = new Uint8Array(readFileSync(new URL(file, dir)))
-    await pipeline.fetch(
-      new Request('http://in-process/ocr', { method: 'POST', body, headers: { 'content-type': file.endsWith('.jpg') ? 'image/jpeg' : 'image/png' } }),
-    )
-  }
-  return { pages, lines }
-}
-
-interface Setting {
-  setting: string
-  call: (input: never) => Promise<unknown>
-}
-
-/**
- * 64 callers, each calling with the next input as soon as its last call
- * answered, for `seconds`: the calls answered within the window count, and
- * their latencies. (A call of the detector takes a good part of a second
- * with 63 others queued: the calls still out at the end are waited for, not
- * counted.)
- */
-async function closedLoop(setting: Setting, inputs: readonly unknown[], seconds: number): Promise<{ itemsPerS: number; p99Ms: number }> {
-  const latencies: number[] = []
-  let next = 0
-  const t0 = performance.now()
-  const end = t0 + seconds * 1000
-  await Promise.all(
-    Array.from({ length: CALLERS }, async () => {
-      while (performance.now() < end) {
-        const start = performance.now()
-        await setting.call(inputs[next++ % inputs.length] as never)
-        const done = performance.now()
-        if (done <= end) latencies.push(done - start)
-      }
-    }),
-  )
-  return { itemsPerS: latencies.length / seconds, p99Ms: percentile(latencies, 99) }
-}
-
-/** Each setting in turn, `rounds` times after a warm-up each; the row of a setting holds its median round. */
-async function measure(model: string, settings: Setting[], inputs: readonly unknown[]) {
-  for (const setting of settings) await closedLoop(setting, inputs, Math.min(2, durationS))
-  const runs = settings.map((): { itemsPerS: number; p99Ms: number }[] => [])
-  for (let round = 0; round < rounds; round++) {
-    for (const [i, setting] of settings.entries()) runs[i]!.push(await closedLoop(setting, inputs, durationS))
-    process.stderr.write(`  ${model} round ${round + 1}: ${runs.map((r) => r.at(-1)!.itemsPerS.toFixed(1)).join(', ')} items/s\n`)
-  }
-  return settings.map((setting, i) => {
-    const perRound = runs[i]!.map((r) => r.itemsPerS)
-    const mid = runs[i]!.find((r) => r.itemsPerS === median(perRound)) ?? runs[i]![0]!
-    return {
-      runtime: 'node',
-      model,
-      setting: setting.setting,
-      requestsPerS: median(perRound),
-      p99Ms: mid.p99Ms,
-      roundsRequestsPerS: perRound,
-      concurrency: CALLERS,
-      inProcess: true,
-    }
-  })
-}
 
 const { pages, lines } = await recordInputs()
 process.stderr.write(`adaptive stages: ${pages.length} pages, ${lines.length} lines, ${durationS} s a row, ${rounds} rounds\n`)
 
+const shippedOnly = process.argv.includes('--shipped-only')
 const recognizerSettings: Setting[] = [
-  ...[1, 2, 4, 8].map((n) => ({ setting: String(n), call: instanceOf(textRecognizer.bind({ maxBatchSize: n, adaptive: false })).recognize })),
+  ...(shippedOnly ? [] : [1, 2, 4, 8]).map((n) => ({
+    setting: String(n),
+    call: instanceOf(textRecognizer.bind({ maxBatchSize: n, adaptive: false })).recognize,
+  })),
   { setting: 'adaptive', call: instanceOf(textRecognizer).recognize },
 ]
 const detectorSettings: Setting[] = [
-  ...[1, 2, 4].map((n) => ({ setting: String(n), call: instanceOf(textDetector.bind({ maxBatchSize: n, adaptive: false })).detect })),
+  ...(shippedOnly ? [] : [1, 2, 4]).map((n) => ({ setting: String(n), call: instanceOf(textDetector.bind({ maxBatchSize: n, adaptive: false })).detect })),
   { setting: 'adaptive', call: instanceOf(textDetector).detect },
 ]
 const models = (argValue('--models') ?? 'recognizer,detector').split(',')
 const rows = [
-  ...(models.includes('recognizer') ? await measure('ocr-recognizer', recognizerSettings, lines) : []),
-  ...(models.includes('detector') ? await measure('ocr-detector', detectorSettings, pages) : []),
+  ...(models.includes('recognizer') ? await measure('ocr-recognizer', recognizerSettings, lines, { durationS, rounds }) : []),
+  ...(models.includes('detector') ? await measure('ocr-detector', detectorSettings, pages, { durationS, rounds }) : []),
 ]
-const ratios = adaptiveVsBestFixed(rows)
+// The shipped setting alone has no fixed size to be compared with.
+const ratios = shippedOnly ? {} : adaptiveVsBestFixed(rows)
 const ratioNotes = Object.fromEntries(
   Object.keys(ratios).map((key) => [
     key,

@@ -5,15 +5,17 @@
  * the best layout and batch size of decode + preprocess + run, its best cell
  * measured again after each round of the served rows). Two servers side by
  * side, one per runtime (EDGESERVE_ONNX_RUNTIME), their rows alternating at
- * c=64. Prints one JSON line; the bench runner (bench/run.ts) stores it. Run
- * alone it is the quickest check of these rows: about three minutes with
- * --quick.
+ * c=64. Then the OCR recognizer and detector as shipped, in process, called
+ * by 64 callers as the pipeline calls them (bench/stage-load.ts), a process
+ * per runtime and round, the runtimes taking turns. Prints
+ * one JSON line; the bench runner (bench/run.ts) stores it. Run alone it is
+ * the quickest check of these rows: about four minutes with --quick.
  */
 import { pathToFileURL } from 'node:url'
 import { ENDPOINTS as E, loadSpec, prime } from './endpoints.js'
 import { interleavedRows, type LoadRow } from './http.js'
 import { layoutName } from './layout.js'
-import { TSX, median, quick, roundByRound, startChild } from './lib.js'
+import { TSX, median, quick, roundByRound, runJsonChild, startChild } from './lib.js'
 import { limitBeside, measureModelLimit, type ModelLimit } from './model-limit.js'
 
 const NATIVE = { EDGESERVE_ONNX_RUNTIME: 'onnxruntime-node' }
@@ -27,8 +29,57 @@ export interface NativeRun {
   rows: (LoadRow & { endpoint: string; runtime: string })[]
   /** onnxruntime-node's in-process limit, its best cell's windows beside the served rows in `pipelineLimitBesideServedRows`. */
   limit: ModelLimit
-  ratios: { ocr_native_vs_wasm_served_c64: number; ocr_native_served_vs_pipeline_limit_c64: number }
+  /** The recognizer and the detector in process, a row per model and runtime (`setting` says which); absent in results older than these rows. */
+  stages?: StageRow[]
+  ratios: {
+    ocr_native_vs_wasm_served_c64: number
+    ocr_native_served_vs_pipeline_limit_c64: number
+    ocr_recognizer_native_vs_wasm_c64: number
+    ocr_detector_native_vs_wasm_c64: number
+  }
   ratioNotes: Record<string, string>
+}
+
+const STAGE_ROUNDS = { durationS: quick ? 3 : 8, rounds: quick ? 3 : 5 }
+
+/** A stage's row as bench/adaptive-stages.ts prints it. */
+export interface StageRow {
+  model: string
+  setting: string
+  requestsPerS: number
+  p99Ms: number
+  roundsRequestsPerS: number[]
+}
+
+/**
+ * The recognizer and detector as shipped on each runtime, in process
+ * (bench/adaptive-stages.ts --shipped-only): a process per runtime and
+ * round, the runtimes taking turns. Not both in one process: there
+ * onnxruntime-web's recognizer ran about a fifth slower beside loaded
+ * onnxruntime-node sessions than alone.
+ */
+async function measureStages() {
+  const rounds: Record<string, StageRow[][]> = { 'onnxruntime-web': [], 'onnxruntime-node': [] }
+  for (let round = 0; round < STAGE_ROUNDS.rounds; round++) {
+    for (const [runtime, env] of [
+      ['onnxruntime-web', WEB],
+      ['onnxruntime-node', NATIVE],
+    ] as const) {
+      const args = ['--print-only', '--shipped-only', '--rounds', '1', '--duration', String(STAGE_ROUNDS.durationS)]
+      const { rows } = await runJsonChild<{ rows: StageRow[] }>('bench/adaptive-stages.ts', args, env)
+      rounds[runtime]!.push(rows)
+      log(`round ${round + 1} on ${runtime}: ${rows.map((r) => `${r.model} ${r.requestsPerS.toFixed(1)}`).join(', ')} items/s`)
+    }
+  }
+  const rowOf = (runtime: string, model: string): StageRow => {
+    const perRound = rounds[runtime]!.map((rows) => rows.find((r) => r.model === model)!)
+    const values = perRound.map((r) => r.requestsPerS)
+    const mid = perRound.find((r) => r.requestsPerS === median(values)) ?? perRound[0]!
+    return { model, setting: runtime, requestsPerS: median(values), p99Ms: mid.p99Ms, roundsRequestsPerS: values }
+  }
+  const rows = ['ocr-recognizer', 'ocr-detector'].flatMap((model) => [rowOf('onnxruntime-web', model), rowOf('onnxruntime-node', model)])
+  const ratio = (model: string) => roundByRound(rowOf('onnxruntime-node', model).roundsRequestsPerS, rowOf('onnxruntime-web', model).roundsRequestsPerS)
+  return { rows, recognizer: ratio('ocr-recognizer'), detector: ratio('ocr-detector') }
 }
 
 export async function measureNative(): Promise<NativeRun> {
@@ -70,15 +121,22 @@ export async function measureNative(): Promise<NativeRun> {
     limit.pipelineLimitBeforeServedRows = best.itemsPerS
     limit.pipelineLimit = { ...best, itemsPerS: median(windows) }
     limit.pipelineLimitBesideServedRows = windows
+    const stages = await measureStages()
+    const stageNote = (model: string) =>
+      `the OCR ${model} as shipped on onnxruntime-node over onnxruntime-web, in process, 64 callers as the pipeline calls it (bench/stage-load.ts), ` +
+      `a process per runtime and round, ${STAGE_ROUNDS.durationS} s rows alternating, the median of ${STAGE_ROUNDS.rounds} rounds' ratios`
     return {
       rows: [
         { ...web!, endpoint: E.ocrBatched.name, runtime: 'onnxruntime-web' },
         { ...native!, endpoint: E.ocrBatched.name, runtime: 'onnxruntime-node' },
       ],
       limit,
+      stages: stages.rows,
       ratios: {
         ocr_native_vs_wasm_served_c64: roundByRound(native!.roundsRequestsPerS, web!.roundsRequestsPerS),
         ocr_native_served_vs_pipeline_limit_c64: native!.requestsPerS / limit.pipelineLimit.itemsPerS,
+        ocr_recognizer_native_vs_wasm_c64: stages.recognizer,
+        ocr_detector_native_vs_wasm_c64: stages.detector,
       },
       ratioNotes: {
         ocr_native_vs_wasm_served_c64:
@@ -87,6 +145,8 @@ export async function measureNative(): Promise<NativeRun> {
         ocr_native_served_vs_pipeline_limit_c64:
           'the native row over its own in-process limit, measured as the WASM one: best items/s of decode + preprocess + run over batch sizes and layouts, ' +
           `its best cell measured again after each served round (batch ${best.batch}, ${layoutName(best)}, ${limit.pipelineLimit.itemsPerS.toFixed(0)} items/s)`,
+        ocr_recognizer_native_vs_wasm_c64: stageNote('recognizer'),
+        ocr_detector_native_vs_wasm_c64: stageNote('detector'),
       },
     }
   } finally {

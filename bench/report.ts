@@ -189,7 +189,19 @@ function nativeServedText(results: BenchResults): string {
   return (
     `**On onnxruntime-node** (\`bench/native.ts\`: a server per runtime, side by side, rows alternating; every other Node row runs on onnxruntime-web): ` +
     `the same example served ${f(native?.requestsPerS)} req/s (p50 ${f(native?.p50Ms)} ms, mean batch ${f(native?.meanBatchSize, 1)}) against ${f(web?.requestsPerS)} on onnxruntime-web; ` +
-    `its in-process limit, measured as above, ${f(limit.itemsPerS)} items/s (${layoutName(limit)}, batch ${limit.batch}).`
+    `its in-process limit, measured as above, ${f(limit.itemsPerS)} items/s (${layoutName(limit)}, batch ${limit.batch}).` +
+    stagesText(run)
+  )
+}
+
+/** The recognizer and detector on each runtime (older results have no such rows). */
+function stagesText(run: NativeRun): string {
+  const rows = run.stages ?? []
+  const rate = (model: string, runtime: string) => f(rows.find((r) => r.model === model && r.setting === runtime)?.requestsPerS, 1)
+  if (rows.length === 0) return ''
+  return (
+    ` In process, 64 callers: the recognizer ${rate('ocr-recognizer', 'onnxruntime-node')} lines/s against ${rate('ocr-recognizer', 'onnxruntime-web')}, ` +
+    `the detector ${rate('ocr-detector', 'onnxruntime-node')} pages/s against ${rate('ocr-detector', 'onnxruntime-web')}.`
   )
 }
 
@@ -530,6 +542,8 @@ export function renderReport(results: BenchResults, template: string): { markdow
     ratioRow('ocr_served_vs_pipeline_limit_c64', { atLeast: 0.8 }),
     ratioRow('ocr_native_vs_wasm_served_c64', { atLeast: 1.6 }, 'the OCR direction example served on onnxruntime-node over onnxruntime-web, c=64'),
     ratioRow('ocr_native_served_vs_pipeline_limit_c64', { atLeast: 0.8 }, 'the native row over its own in-process limit'),
+    ratioRow('ocr_recognizer_native_vs_wasm_c64', undefined, 'the OCR recognizer on onnxruntime-node over onnxruntime-web, in process, 64 callers'),
+    ratioRow('ocr_detector_native_vs_wasm_c64', undefined, 'the OCR detector on onnxruntime-node over onnxruntime-web, in process, 64 callers'),
     ratioRow('mlp_batched_vs_hono_json_c64', { atLeast: 0.8 }),
     ratioRow('node_threads_2_vs_1_c64', { atLeast: 1.5 }),
     ratioRow('engine_vs_dataloader', { atLeast: 0.8 }),

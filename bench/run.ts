@@ -535,7 +535,12 @@ const ratios = {
   ...adaptiveFollows?.ratios,
   ...openLoopRatios(),
   ...workerd.ratios,
-  ...(native?.ratios ?? { ocr_native_vs_wasm_served_c64: null, ocr_native_served_vs_pipeline_limit_c64: null }),
+  ...(native?.ratios ?? {
+    ocr_native_vs_wasm_served_c64: null,
+    ocr_native_served_vs_pipeline_limit_c64: null,
+    ocr_recognizer_native_vs_wasm_c64: null,
+    ocr_detector_native_vs_wasm_c64: null,
+  }),
 }
 const ratioNotes = {
   deployment_route_vs_hono_c64: `a deployment whose fetch() returns a constant, over a bare Hono route, same server, c=64, the median of ${RATIO.count} interleaved rounds' ratios`,
