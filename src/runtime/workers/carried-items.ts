@@ -1,3 +1,4 @@
+import { withResolvers } from '../../batching/resolvers.js'
 import { heldBodyOf } from '../../deployment/body/held.js'
 import { answerBadJsonWith400 } from '../../deployment/body/json-or-400.js'
 import type { Outcome } from '../../deployment/outcome.js'
@@ -127,15 +128,4 @@ export class CarriedItems {
     const stream = 'stream' in answer ? answer.stream : 'body' in answer && answer.body instanceof ReadableStream ? answer.body : undefined
     void stream?.cancel().catch(() => undefined)
   }
-}
-
-interface Resolvers<T> {
-  promise: Promise<T>
-  resolve: (value: T) => void
-}
-
-function withResolvers<T>(): Resolvers<T> {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((settle) => (resolve = settle))
-  return { promise, resolve }
 }
