@@ -16,8 +16,8 @@ import type { NativeImport } from './runtime-choice.js'
 /** What the Node entry shares with the native platform: how threads and model files are found there. */
 export type NodeShared = Pick<OrtPlatform, 'defaultNumThreads' | 'configuredNumThreads' | 'fetchBytes'>
 
-/** The session options every native session gets, beside its provider and threads. */
-export const NATIVE_SESSION_OPTIONS = { graphOptimizationLevel: 'all' } as const
+/** The session options every session on Node gets, on either runtime, beside its provider and threads. */
+export const NODE_SESSION_OPTIONS = { graphOptimizationLevel: 'all' } as const
 
 /** The shared library each GPU provider loads from beside the binding, by platform, and the provider's name in words. */
 const PROVIDER_LIBRARIES: Partial<Record<Provider, { name: string } & Partial<Record<NodeJS.Platform, string>>>> = {
@@ -77,7 +77,7 @@ export async function importNative(shared: NodeShared, load: () => Promise<unkno
     async createSession(bytes, provider, numThreads) {
       const missing = missingProvider(provider, bindingDir)
       if (missing !== undefined) throw new Error(missing)
-      const options: InferenceSession.SessionOptions = { ...NATIVE_SESSION_OPTIONS, executionProviders: [provider], intraOpNumThreads: numThreads }
+      const options: InferenceSession.SessionOptions = { ...NODE_SESSION_OPTIONS, executionProviders: [provider], intraOpNumThreads: numThreads }
       return ort.InferenceSession.create(bytes, options)
     },
     async startInstances(bytes, options) {
@@ -88,7 +88,7 @@ export async function importNative(shared: NodeShared, load: () => Promise<unkno
         ...options,
         providers: usable,
         runtime: 'onnxruntime-node',
-        sessionOptions: NATIVE_SESSION_OPTIONS,
+        sessionOptions: NODE_SESSION_OPTIONS,
         Tensor: ort.Tensor,
       })
     },

@@ -15,15 +15,12 @@ import { fetchBytes } from './fetch-bytes.js'
 import { importOnnxRuntime } from './import-runtime.js'
 import { InstancePool } from './instances/pool.js'
 import type { OrtPlatform } from './model.js'
-import { importNative, type NodeShared } from './native.js'
+import { importNative, NODE_SESSION_OPTIONS, type NodeShared } from './native.js'
 import type { NativeImport } from './runtime-choice.js'
 import { checkNumThreads } from './threads.js'
 
 // Imported, not linked: an app without onnxruntime-web gets a message that says what to install.
 const { ort } = await importOnnxRuntime(() => import('../../wasm/node.js'))
-
-/** How every session is created here, in this thread or as an instance on a worker thread. */
-const SESSION_OPTIONS = { graphOptimizationLevel: 'all' } as const
 
 /** What both runtimes do alike here: threads and model files. */
 const shared: NodeShared = {
@@ -66,9 +63,9 @@ const web: OrtPlatform = {
   providers: ['webgpu', 'wasm'],
   autoProviders: async () => ['wasm'],
   wasmFlags: ort.env.wasm,
-  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { ...SESSION_OPTIONS, executionProviders: [provider] }),
+  createSession: (bytes, provider) => ort.InferenceSession.create(bytes, { ...NODE_SESSION_OPTIONS, executionProviders: [provider] }),
   startInstances: (bytes, options) =>
-    InstancePool.start(bytes, { ...options, runtime: 'onnxruntime-web', sessionOptions: SESSION_OPTIONS, Tensor: ort.Tensor }),
+    InstancePool.start(bytes, { ...options, runtime: 'onnxruntime-web', sessionOptions: NODE_SESSION_OPTIONS, Tensor: ort.Tensor }),
 }
 
 // Imported once, when a model first may run on it: an app that forces onnxruntime-web never loads the native library.
