@@ -90,6 +90,8 @@ export type BenchResults = {
   autoscaling?: AutoscalingRun
   batchSizes?: BatchSizeRow[]
   adaptiveStages?: { rows: BatchSizeRow[] }
+  /** The full run's long sections that failed, by name: the run went on without them. */
+  sectionErrors?: Record<string, string>
   /** Numbers, but for a yes-or-no one (the open-loop target). */
   ratios: Record<string, number | boolean | null>
   ratioNotes: Record<string, string>
@@ -587,7 +589,7 @@ export function renderReport(results: BenchResults, template: string): { markdow
     WORKERD_HOP: hopTable(results.workerdHop ?? []),
     ISOLATE_LIMITS: isolateLimitTable(results.isolateLimits ?? []),
     ISOLATE_VS_NODE: isolateVersusNodeText(results.ocrIsolateAgainstNode, ratioOf(results, 'workerd_ocr_isolate_vs_node_one_thread')),
-    RATIOS: ratioLines.join('\n'),
+    RATIOS: ratioLines.join('\n') + failedSectionsText(results.sectionErrors),
     ...inWorkerFigures(results),
     OCR_SERVED: [ocrServedText(results.ocrServedBreakdown), nativeServedText(results)].filter(Boolean).join(' '),
     PREPARE: prepareParts.length === 0 ? 'not measured in this run' : prepareParts.join(', '),
@@ -600,6 +602,13 @@ export function renderReport(results: BenchResults, template: string): { markdow
   }
   const markdown = template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => fill[key] ?? `{{${key}}}`)
   return { markdown, svg: chart(results) }
+}
+
+/** Under the ratios: the sections this run lost, and why, so an absent row is never read as unmeasured by choice. */
+function failedSectionsText(errors: Record<string, string> | undefined): string {
+  const failed = Object.entries(errors ?? {})
+  if (failed.length === 0) return ''
+  return '\n\n' + failed.map(([name, error]) => `**${name} failed in this run:** \`${error.split('\n')[0]}\``).join('\n\n')
 }
 
 /**

@@ -451,46 +451,53 @@ const carriedOver = <T>(key: string): T | undefined => {
   return section && { ...section, carriedOver: true }
 }
 
-// 4b. The OCR pipeline (three deployments through handles), its own server and load.
-// At about a page a second it does not fit the quick run.
-let ocrPipeline: OcrPipelineRun | undefined = quick ? carriedOver<OcrPipelineRun>('ocrPipeline') : undefined
-if (!quick) {
-  log('OCR pipeline')
-  // --print-only: this run writes latest.json and the report itself.
-  ocrPipeline = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only'])
-}
-// The same pipeline on onnxruntime-node, at c=8 only: its pages/s beside the rows above.
-let ocrPipelineNative: OcrPipelineRun | undefined = quick ? carriedOver<OcrPipelineRun>('ocrPipelineNative') : undefined
-if (!quick) {
-  log('OCR pipeline on onnxruntime-node')
-  ocrPipelineNative = await runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only', '--concurrency', '8'], {
-    EDGESERVE_ONNX_RUNTIME: 'onnxruntime-node',
-  })
+/**
+ * The full run's long sections, each in its own child process. One that fails (a non-200 under
+ * load, a crash) is logged and reported, and the run goes on: an hour of sections already
+ * measured is not thrown away for it.
+ */
+const sectionErrors: Record<string, string> = {}
+async function section<T>(name: string, measure: () => Promise<T>): Promise<T | undefined> {
+  log(name)
+  try {
+    return await measure()
+  } catch (error) {
+    sectionErrors[name] = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+    log(`${name} failed: ${sectionErrors[name]}`)
+    return undefined
+  }
 }
 
+// 4b. The OCR pipeline (three deployments through handles), its own server and load.
+// At about a page a second it does not fit the quick run.
+const ocrPipeline: OcrPipelineRun | undefined = quick
+  ? carriedOver<OcrPipelineRun>('ocrPipeline')
+  : // --print-only: this run writes latest.json and the report itself.
+    await section('OCR pipeline', () => runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only']))
+// The same pipeline on onnxruntime-node, at c=8 only: its pages/s beside the rows above.
+const ocrPipelineNative: OcrPipelineRun | undefined = quick
+  ? carriedOver<OcrPipelineRun>('ocrPipelineNative')
+  : await section('OCR pipeline on onnxruntime-node', () =>
+      runJsonChild<OcrPipelineRun>('bench/ocr-pipeline.ts', ['--print-only', '--concurrency', '8'], { EDGESERVE_ONNX_RUNTIME: 'onnxruntime-node' }),
+    )
+
 // 4c. Autoscaling under a step load (idle, c=64, idle), against a fixed maximum: about a minute, so full runs only.
-let autoscaling: AutoscalingRun | undefined = quick ? carriedOver<AutoscalingRun>('autoscaling') : undefined
-if (!quick) {
-  log('autoscaling step load')
-  autoscaling = await runJsonChild<AutoscalingRun>('bench/autoscaling.ts', ['--print-only'])
-}
+const autoscaling: AutoscalingRun | undefined = quick
+  ? carriedOver<AutoscalingRun>('autoscaling')
+  : await section('autoscaling step load', () => runJsonChild<AutoscalingRun>('bench/autoscaling.ts', ['--print-only']))
 
 // 4d. The OCR recognizer and detector, adaptive against each fixed size, in process: some six
 // minutes at their few items a second, so full runs only.
 type AdaptiveStages = { rows: ReportedBatchSizeRow[]; ratios: Record<string, number>; ratioNotes: Record<string, string> }
-let adaptiveStages = quick ? carriedOver<AdaptiveStages>('adaptiveStages') : undefined
-if (!quick) {
-  log('OCR recognizer and detector, adaptive against fixed sizes')
-  adaptiveStages = await runJsonChild<AdaptiveStages>('bench/adaptive-stages.ts', ['--print-only'])
-}
+const adaptiveStages = quick
+  ? carriedOver<AdaptiveStages>('adaptiveStages')
+  : await section('OCR recognizer and detector, adaptive against fixed sizes', () => runJsonChild<AdaptiveStages>('bench/adaptive-stages.ts', ['--print-only']))
 
 // 4e. Adaptive following a cost that changes while served: a server per setting, about a minute, so full runs only.
 type AdaptiveFollows = { rows: unknown[]; ratios: Record<string, number>; ratioNotes: Record<string, string> }
-let adaptiveFollows = quick ? carriedOver<AdaptiveFollows>('adaptiveFollows') : undefined
-if (!quick) {
-  log('adaptive following a cost that changes')
-  adaptiveFollows = await runJsonChild<AdaptiveFollows>('bench/adaptive-follows.ts', [])
-}
+const adaptiveFollows = quick
+  ? carriedOver<AdaptiveFollows>('adaptiveFollows')
+  : await section('adaptive following a cost that changes', () => runJsonChild<AdaptiveFollows>('bench/adaptive-follows.ts', []))
 
 // 5. Ratios
 const find = (all: Row[], endpoint: Endpoint, c: number) => {
@@ -660,6 +667,7 @@ const results = {
   batchSizes,
   adaptiveStages,
   adaptiveFollows,
+  sectionErrors,
   openLoop: { targetMs: OCR_LATENCY_TARGET_MS, ratePerS: openLoopRate, rows: openLoopRows },
   ratios,
   ratioNotes,
