@@ -1,6 +1,7 @@
 import type { CostPoint } from '../batching/adaptive.js'
 import type { CancelSignal } from '../batching/cancel-signal.js'
 import type { MetricsSnapshot } from '../metrics/registry.js'
+import type { LoadedModel } from '../onnx/loaded-models.js'
 import type { Outcome } from './outcome.js'
 
 /** What one request or handle call carries into a replica. */
@@ -29,6 +30,11 @@ export interface ReplicaDescription {
   methods: Record<string, Record<string, unknown>>
   /** Each batched method with `adaptive`: the batch size it allows now, and the cost it measured. */
   adaptive: Record<string, MeasuredBatchSize>
+  /**
+   * A worker-thread replica's only: the models its thread loaded, which the
+   * server's thread cannot see. /-/routes lists them beside the server's own.
+   */
+  models?: LoadedModel[]
 }
 
 /** What an adaptive batched method measured, for `/-/routes` and the dashboard. */

@@ -7,10 +7,7 @@ import { mergeSnapshots, PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../me
 import { ingressDeployment, type IngressHandler } from './ingress.js'
 import { errorResponse, HTTPError } from '../errors.js'
 import { dashboardResponse, type Dashboard } from './dashboard/page.js'
-import { loadedModels, type LoadedModel } from '../onnx/loaded-models.js'
-
-/** A replica's description from a worker thread, which adds the models that thread loaded. */
-type ModelsDescribed = { deployment: string; replica: number; models?: LoadedModel[] }
+import { loadedModels } from '../onnx/loaded-models.js'
 
 export interface RouteInfo {
   method: string
@@ -133,7 +130,7 @@ export async function handleAdmin(request: Request, site: AdminSite): Promise<Re
         // Which runtime and provider run each model: those of the server's own thread, then each replica thread's.
         models: [
           ...loadedModels().map((model) => ({ ...model, thread: 'server' })),
-          ...(descriptions as ModelsDescribed[]).flatMap((d) => (d.models ?? []).map((model) => ({ ...model, thread: `${d.deployment}/${d.replica}` }))),
+          ...descriptions.flatMap((d) => (d.models ?? []).map((model) => ({ ...model, thread: `${d.deployment}/${d.replica}` }))),
         ],
       })
     }

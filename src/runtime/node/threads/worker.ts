@@ -246,9 +246,8 @@ async function serveAdmin(replica: Replica, message: Extract<ToWorker, { type: '
     case 'health':
       return post({ type: 'health', id, health: await replica.health() })
     case 'describe': {
-      // The models this thread loaded ride along, for /-/routes (see ModelsDescribed in src/http/admin.ts).
-      const description = Object.assign(await replica.describe(), { models: loadedModels() })
-      return post({ type: 'describe', id, description })
+      // The models this thread loaded ride along, for /-/routes.
+      return post({ type: 'describe', id, description: { ...(await replica.describe()), models: loadedModels() } })
     }
   }
 }
