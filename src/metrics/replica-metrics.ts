@@ -15,6 +15,9 @@ import {
   type MetricsSnapshot,
 } from './registry.js'
 
+/** Items per object call: 0 for a call that claims an answer or drops items, then the batch sizes' buckets. */
+const CALL_ITEM_BUCKETS = [0, ...SIZE_BUCKETS]
+
 /** Told of each load and eviction of a multiplexed model cache: the replica's metrics count them. */
 export interface ModelCacheObserver {
   loadStarted(): void
@@ -72,12 +75,13 @@ export class ReplicaMetrics {
   )
   private readonly calls = this.registry.counter(
     'edgeserve_object_calls_total',
-    "Calls into the replica's Durable Object (Workers), each carrying one request or handle call, or several gathered by a Worker isolate.",
+    "Calls into the replica's Durable Object (Workers), each carrying one request or handle call, several gathered by a Worker isolate, " +
+      'or none (claiming an answer that did not come back in its call, or dropping items whose callers left).',
   )
   private readonly callItems = this.registry.histogram(
     'edgeserve_object_call_items',
-    "Requests and handle calls each call into the replica's Durable Object carried.",
-    SIZE_BUCKETS,
+    "Requests and handle calls each call into the replica's Durable Object carried (0 for a claim or a drop).",
+    CALL_ITEM_BUCKETS,
   )
   /** The two series above, labelled on the first call. */
   private callSeries: { calls: CounterSample; items: HistogramSeries } | undefined = undefined
@@ -143,7 +147,7 @@ export class ReplicaMetrics {
     return this.methods
   }
 
-  /** A call reached the replica's Durable Object, carrying `items` requests and handle calls. */
+  /** A call reached the replica's Durable Object, carrying `items` requests and handle calls (0: a claim or a drop). */
   callArrived(items: number): void {
     this.callSeries ??= { calls: this.calls.labels(this.labels), items: this.callItems.labels(this.labels) }
     this.callSeries.calls.value++

@@ -116,11 +116,15 @@ export class ReplicaObject extends DurableObject<unknown> {
 
   /** Carried items whose callers left after their call went: they leave the batch queue. */
   async dropCarried(tokens: string[]): Promise<void> {
+    // A call like any other, billed as one: it carries no item.
+    this.#host().callArrived(0)
     this.#carried.drop(tokens)
   }
 
   /** A carried item's streamed answer, claimed by the request it belongs to. */
   async claim(token: string): Promise<ClaimedAnswer> {
+    // A call like any other, billed as one: it carries no new item, only an answer back.
+    this.#host().callArrived(0)
     return this.#carried.claim(token)
   }
 
