@@ -43,6 +43,18 @@ export interface StreamingBatchedFunction<T, R> extends BatchControls<T> {
 /** Marks batched functions so a deployment can find them for metrics and routes. */
 export const batchedBrand: unique symbol = Symbol('edgeserve.batched')
 
+/** Keys startNextBatchNow() on a batched function: not part of the package's API. */
+const startNow: unique symbol = Symbol('edgeserve.startNextBatchNow')
+
+/**
+ * What a batched function's queue holds now waits for no more calls (see
+ * Scheduler.startNextBatchNow): a Durable Object calls it for the items a
+ * Worker isolate carried together (carried-items.ts).
+ */
+export function startNextBatchNow(controls: BatchControls<unknown>): void {
+  ;(controls as { [startNow]?: () => void })[startNow]?.()
+}
+
 /** Give a call function the controls of the queue behind it. */
 export function withControls<T, R, F extends (item: T, options?: CallOptions) => unknown>(call: F, queue: BatchQueue<T, R>): F & BatchControls<T> {
   return Object.assign(call, {
@@ -56,6 +68,7 @@ export function withControls<T, R, F extends (item: T, options?: CallOptions) =>
       queue.observer = observer
     },
     [batchedBrand]: true,
+    [startNow]: () => queue.startNextBatchNow(),
   })
 }
 

@@ -228,7 +228,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
     batch.gone++
     batch.units -= entry.size
     if (batch.live === 0) this.unlink(batch.bucket, batch)
-    if (--this.queued === 0) this.scheduler.stopForming()
+    if (--this.queued === 0) this.scheduler.queueEmptied()
   }
 
   /** Take a waiting batch out of its bucket (once); a keyed bucket left empty goes, so keys seen once do not pile up. */
@@ -259,6 +259,11 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
    */
   costCurve(): CostPoint[] {
     return this.limits.costCurve?.() ?? []
+  }
+
+  /** The calls waiting now are not to wait for more (see Scheduler.startNextBatchNow). */
+  startNextBatchNow(): void {
+    if (this.queued > 0) this.scheduler.startNextBatchNow()
   }
 
   setMaxBatchSize(value: unknown): void {
@@ -357,7 +362,7 @@ export class BatchQueue<T, R> implements BatchQueueOf<T, R>, WaitingCalls<T, R> 
       // Joining a running batch (continuous batching): they leave the queue.
       this.queued -= moved
       this.itemsRun += moved
-      if (this.queued === 0) this.scheduler.stopForming()
+      if (this.queued === 0) this.scheduler.queueEmptied()
     }
     return moved
   }

@@ -93,6 +93,8 @@ export class Scheduler<T, R> {
    * keeps what it started with (see BatchSizeLimits.heldWhileForming).
    */
   private forming: { since: number; waitMs: number; heldLimit: number | undefined } | undefined = undefined
+  /** The next batch to form starts without its wait (see startNextBatchNow). */
+  private nextWithoutWait = false
   private waitTimer: ReturnType<typeof setTimeout> | undefined = undefined
   private strideTimer: ReturnType<typeof setInterval> | undefined = undefined
 
@@ -152,7 +154,7 @@ export class Scheduler<T, R> {
         const now = Date.now()
         const forming = (this.forming ??= {
           since: now,
-          waitMs: options.batchWaitTimeoutS * 1000,
+          waitMs: this.nextWithoutWait ? 0 : options.batchWaitTimeoutS * 1000,
           heldLimit: queue.limits.heldWhileForming ? limit : undefined,
         })
         if (!options.allowSmallBatch) break
@@ -192,6 +194,32 @@ export class Scheduler<T, R> {
     return best!
   }
 
+  /**
+   * The calls waiting now are not to wait for more: until the queue is
+   * empty, a batch that forms starts at the end of its round of I/O rather
+   * than after its wait. For callers whose answers are held until these
+   * calls' are ready: the items of a call into a Durable Object that a
+   * Worker isolate carried together, answered once all of them are. A queue
+   * without `allowSmallBatch` still waits for a full batch.
+   */
+  startNextBatchNow(): void {
+    this.nextWithoutWait = true
+    const { forming } = this
+    if (forming === undefined) return
+    forming.waitMs = 0
+    if (this.waitTimer !== undefined) {
+      clearTimeout(this.waitTimer)
+      this.waitTimer = undefined
+    }
+    this.schedule()
+  }
+
+  /** Every call of the queue left or joined a running batch: none waits. */
+  queueEmptied(): void {
+    this.nextWithoutWait = false
+    this.stopForming()
+  }
+
   /** No batch forms any more: it started, or every call of the queue left. */
   stopForming(): void {
     this.forming = undefined
@@ -210,6 +238,7 @@ export class Scheduler<T, R> {
     if (this.forming !== undefined) this.stopForming()
     const batch = this.queue.takeOldest(bucket, limit)
     if (batch === undefined) return
+    if (this.queue.queued === 0) this.nextWithoutWait = false
     this.inFlight++
     this.batchesRun++
     noteBatchStarted()

@@ -1,4 +1,5 @@
 import { batch, type BatchedFunction } from '../batching/batch.js'
+import { startNextBatchNow } from '../batching/controls.js'
 import { errorResponse, HTTPError } from '../errors.js'
 import { holdBody, unreadableBodies } from './body/held.js'
 import { ReplicaMetrics, type RequestMeter } from '../metrics/replica-metrics.js'
@@ -207,6 +208,15 @@ export class Replica implements ReplicaEndpoint {
   /** Where the replica is reached by calls from outside its process (a Durable Object): one came, carrying `items`. */
   callArrived(items: number): void {
     this.#metrics.callArrived(items)
+  }
+
+  /**
+   * What waits in this replica's batch queues now waits for no more calls
+   * (its batched `fetch` and the instance's batched methods): answers held
+   * for these calls' must not wait out a batch's wait (see carried-items.ts).
+   */
+  startWaitingBatches(): void {
+    for (const controls of this.#metrics.watched().values()) startNextBatchNow(controls)
   }
 
   async metrics(): Promise<MetricsSnapshot> {

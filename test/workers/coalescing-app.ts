@@ -82,6 +82,30 @@ export const alone = deployment(Items, { name: 'AloneItems', requestTimeoutS: 2,
 /** Room for 8 requests at a time: the rest of a load wait in the Worker's router for one to finish. */
 export const queued = deployment(Items, { name: 'QueuedItems', requestTimeoutS: 10, maxOngoingRequests: 8 })
 
+/**
+ * `double` batches at most 4 calls and waits up to 10 s to fill a batch:
+ * ten calls carried in one call into its object run as 4, 4 and 2, and the
+ * 2 must not wait out the 10 s (nor be claimed by calls of their own).
+ */
+class Tail {
+  readonly #runs: number[] = []
+
+  double = batch(
+    async (xs: number[]) => {
+      this.#runs.push(xs.length)
+      return xs.map((x) => 2 * x)
+    },
+    { maxBatchSize: 4, batchWaitTimeoutS: 10 },
+  )
+
+  /** The sizes of `double`'s batches from the `from`th on. */
+  runs(from: number): number[] {
+    return this.#runs.slice(from)
+  }
+}
+
+export const tail = deployment(Tail, { name: 'TailItems', requestTimeoutS: 30 })
+
 interface Resolvers {
   promise: Promise<void>
   resolve: () => void
@@ -152,6 +176,7 @@ export class HeldItems extends durableObject(held) {
 export const GatheredItems = durableObject(gathered)
 export const AloneItems = durableObject(alone)
 export const QueuedItems = durableObject(queued)
+export const TailItems = durableObject(tail)
 
 interface HeldStub {
   carriedForTest(): Promise<{ carried: number[][]; left: number[] }>
@@ -174,6 +199,13 @@ export const coalescingApp = new Hono<{ Bindings: Record<string, unknown> }>()
     const xs = Array.from({ length: Number(c.req.query('n') ?? 8) }, (_, i) => i)
     const [squares, labels] = await Promise.all([Promise.all(xs.map((x) => handle.square.remote(x))), Promise.all(xs.map((x) => handle.label.remote(x)))])
     return c.json({ squares, labels })
+  })
+  // `n` calls of Tail's `double` at once, from this one request, and the sizes of the batches they ran in.
+  .get('/coalescing/tail', async (c) => {
+    const handle = getHandle(tail, c.env)
+    const before = (await handle.runs.remote(0)).length
+    const doubled = await Promise.all(Array.from({ length: Number(c.req.query('n') ?? 10) }, (_, i) => handle.double.remote(i)))
+    return c.json({ doubled, runs: await handle.runs.remote(before) })
   })
   // Test-only: the runs of `sum` from the `from`th on.
   .get('/coalescing/sum-runs', async (c) => c.json(await handleOf(c.env, c.req.query('to')).sumRuns.remote(Number(c.req.query('from') ?? 0))))

@@ -24,17 +24,22 @@ import { workerForTests } from '../support/workerd.js'
 
 const direct = workerdDirectForTests()
 
-/** Calls into a deployment's objects, the items they carried, and the calls that carried one item, over its replicas. */
+/**
+ * Calls into a deployment's objects, the items they carried, the calls that
+ * carried one item, and those that carried none (claims and drops), over its
+ * replicas.
+ */
 interface ObjectCalls {
   calls: number
   items: number
   single: number
+  empty: number
 }
 
-/** `deployment`'s object calls now, from `/-/metrics` (edgeserve_object_call_items: _count, _sum, and the le="1" bucket). */
+/** `deployment`'s object calls now, from `/-/metrics` (edgeserve_object_call_items: _count, _sum, and the le="0" and le="1" buckets). */
 async function objectCalls(base: string, deployment: string): Promise<ObjectCalls> {
   const text = await (await fetch(`${base}/-/metrics`)).text()
-  const totals = { calls: 0, items: 0, single: 0 }
+  const totals = { calls: 0, items: 0, single: 0, empty: 0 }
   const labels = `deployment="${deployment}",replica="`
   for (const line of text.split('\n')) {
     const value = Number(line.slice(line.lastIndexOf(' ') + 1))
@@ -42,8 +47,10 @@ async function objectCalls(base: string, deployment: string): Promise<ObjectCall
     if (line.startsWith('edgeserve_object_call_items_count{')) totals.calls += value
     else if (line.startsWith('edgeserve_object_call_items_sum{')) totals.items += value
     else if (line.startsWith('edgeserve_object_call_items_bucket{') && line.includes(',le="1"}')) totals.single += value
+    else if (line.startsWith('edgeserve_object_call_items_bucket{') && line.includes(',le="0"}')) totals.empty += value
   }
-  return totals
+  // The le="1" bucket holds the empty calls too.
+  return { ...totals, single: totals.single - totals.empty }
 }
 
 /** What `work` added to `deployment`'s object calls (nothing else may call its objects meanwhile). */
@@ -51,7 +58,10 @@ async function callsDuring<T>(base: string, deployment: string, work: () => Prom
   const before = await objectCalls(base, deployment)
   const result = await work()
   const after = await objectCalls(base, deployment)
-  return { result, added: { calls: after.calls - before.calls, items: after.items - before.items, single: after.single - before.single } }
+  return {
+    result,
+    added: { calls: after.calls - before.calls, items: after.items - before.items, single: after.single - before.single, empty: after.empty - before.empty },
+  }
 }
 
 /** One request of a burst, and what it must be answered with. */
@@ -234,6 +244,20 @@ describe('Workers: errors of carried items, each its own', () => {
   })
 })
 
+describe('Workers: the items of a carried call left over after its full batches', () => {
+  it('run at once rather than after batchWaitTimeoutS, and come back in their call, not claimed one by one', async () => {
+    // Ten calls of a method batching at most 4 that waits up to 10 s to fill a batch, carried in one
+    // call: 4 and 4 run full, and the 2 left over must not wait 10 s for calls that are not coming.
+    const { result, added } = await callsDuring(direct.url, 'TailItems', async () => {
+      const response = await fetch(`${direct.url}/coalescing/tail?n=10`, { signal: AbortSignal.timeout(5_000) })
+      return (await response.json()) as { doubled: number[]; runs: number[] }
+    })
+    expect(result).toEqual({ doubled: Array.from({ length: 10 }, (_, i) => 2 * i), runs: [4, 4, 2] })
+    // The batch sizes read before and after, one item each, and the ten in one call; no claim.
+    expect(added).toEqual({ calls: 3, items: 12, single: 2, empty: 0 })
+  })
+})
+
 describe('Workers: coalesceCalls: false', () => {
   it('makes one object call per request under the same concurrent burst, each answered with its own body', async () => {
     const cases: Case[] = Array.from({ length: 24 }, (_, i) =>
@@ -249,13 +273,13 @@ describe('Workers: coalesceCalls: false', () => {
     )
     const { result: seen, added } = await callsDuring(direct.url, 'AloneItems', () => Promise.all(cases.map((c) => send(direct.url, c))))
     expect(seen).toEqual(cases.map(expected))
-    expect(added).toEqual({ calls: 24, items: 24, single: 24 })
+    expect(added).toEqual({ calls: 24, items: 24, single: 24, empty: 0 })
   })
 
   it('makes one object call per handle call too', async () => {
     const { result, added } = await callsDuring(direct.url, 'AloneItems', () => handleCalls(direct.url, 'alone'))
     expect(result).toEqual({ squares: [0, 1, 4, 9, 16, 25, 36, 49], labels: Array.from({ length: 8 }, (_, i) => `item ${i}`) })
-    expect(added).toEqual({ calls: 16, items: 16, single: 16 })
+    expect(added).toEqual({ calls: 16, items: 16, single: 16, empty: 0 })
   })
 })
 
@@ -437,6 +461,9 @@ describe('Workers: streamed answers of carried requests', () => {
       expect(stream.spreadMs, `stream ${i}`).toBeGreaterThan(100)
     }
     expect(added.items).toBe(8)
-    expect(added.calls).toBeLessThan(8)
+    // Each stream was claimed by its own request, with a call of its own that carried no item, and counted as a call.
+    expect(added.empty, JSON.stringify(added)).toBeGreaterThanOrEqual(4)
+    // The items themselves went in fewer calls than one each.
+    expect(added.calls - added.empty, JSON.stringify(added)).toBeLessThan(8)
   })
 })

@@ -12,7 +12,7 @@ import { textGenerator as unpacedGenerator } from '../../examples/text-generator
 import { overloadApp } from './overload-app.js'
 import { sharedBatchApp } from './shared-batch-app.js'
 import { disconnectApp, held } from './disconnect-app.js'
-import { coalescingApp } from './coalescing-app.js'
+import { coalescingApp, tail } from './coalescing-app.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -208,7 +208,8 @@ app.route('/', disconnectApp)
 // The same deployment with and without the Worker's calls carried together, and one whose requests a test holds (test/workers/coalescing-app.ts).
 app.route('/', coalescingApp)
 
-export default serveWorker(app)
+// TailItems is reached by handle only: named here, /-/metrics reports its objects.
+export default serveWorker(app, { deployments: [tail] })
 export const TenantModels = durableObject(tenants)
 export const OneReplicaTenants = durableObject(oneReplicaTenants)
 export const SeedAdder = durableObject(adder)
@@ -218,7 +219,7 @@ export const MalformedRequestsPredictor = durableObject(requestsPredictor)
 export const Recorder = durableObject(recorder)
 export { OverloadedAlone, OverloadedPair } from './overload-app.js'
 export const HeldBatches = durableObject(held)
-export { GatheredItems, AloneItems, HeldItems, QueuedItems } from './coalescing-app.js'
+export { GatheredItems, AloneItems, HeldItems, QueuedItems, TailItems } from './coalescing-app.js'
 /** Resets its object as an eviction would: a test hook, so it lives in the test Worker, not in edgeserve. */
 export class Slow extends durableObject(slow) {
   async resetForTest(reason: string): Promise<void> {

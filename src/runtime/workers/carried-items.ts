@@ -28,9 +28,12 @@ interface Claim {
  * The call is answered once every item is, or, for items much slower than
  * the first (another batch, another method), once they have waited as long
  * again as the first took (MAX_STRAGGLER_WAIT_MS at most): an item answered
- * in a moment never waits behind one held for seconds. An item left out
- * then, and a streamed answer, are claimed by the item's own request, with
- * a call of its own.
+ * in a moment never waits behind one held for seconds. Its items still
+ * queued then (more items than a batch holds leave a partial one, waiting
+ * for other calls to fill it) start without the rest of their batch's wait
+ * (Replica.startWaitingBatches) and get as long again. An item left out
+ * after that, and a streamed answer, are claimed by the item's own request,
+ * with a call of its own.
  */
 export class CarriedItems {
   /** The signal of each item still running, by token: its caller may leave. */
@@ -54,11 +57,24 @@ export class CarriedItems {
     await firstAnswered
     if (left > 0) {
       const waitMs = Math.min(MAX_STRAGGLER_WAIT_MS, Math.max(1, Date.now() - started))
-      let timer: ReturnType<typeof setTimeout> | undefined
-      await Promise.race([allAnswered, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))])
-      clearTimeout(timer)
+      await this.#waitFor(allAnswered, waitMs)
+      if (left > 0) {
+        // Those of its items still queued now wait for other calls to fill their batch, and could
+        // wait out its batchWaitTimeoutS: they start now, and get a second chance to come back in
+        // the call rather than by a claim (an object request more, each) that would wait as long.
+        // Not at once: under load the next call most often fills their batch within the first wait.
+        replica.startWaitingBatches()
+        await this.#waitFor(allAnswered, waitMs)
+      }
     }
     return items.map((item, i) => answers[i] ?? this.#claimLater(item.token, settling[i]!))
+  }
+
+  /** Until `done` settles, `ms` at most. */
+  async #waitFor(done: Promise<void>, ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
+    clearTimeout(timer)
   }
 
   /** These items' callers left after their call went: they leave the batch queue, as a request whose client left does. */
