@@ -58,6 +58,8 @@ const ADAPTIVE_ROUNDS: Rounds = { count: 3, rowS: durationS }
 /** The open-loop latency rows' rounds, each durationS long: a p99 needs the samples more than the rounds. */
 const OPEN_LOOP_ROUNDS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
+/** A failed section's error as the results keep it: its message, cut to `max` characters. */
+const errorText = (error: unknown, max = 2000) => (error instanceof Error ? error.message.slice(0, max) : String(error))
 
 type Row = LoadRow & { endpoint: string }
 
@@ -222,7 +224,7 @@ async function measurePrepare(runtime: string, measure: () => Promise<PrepareRow
   try {
     prepare.push(await measure())
   } catch (error) {
-    prepareErrors[runtime] = error instanceof Error ? error.message.slice(0, 500) : String(error)
+    prepareErrors[runtime] = errorText(error, 500)
     log(`decode + preprocess on ${runtime} failed: ${prepareErrors[runtime]}`)
   }
 }
@@ -333,7 +335,7 @@ let nativeError: string | undefined
 try {
   native = await runJsonChild<NativeRun>('bench/native.ts', quick ? ['--quick'] : [])
 } catch (error) {
-  nativeError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+  nativeError = errorText(error)
   log(`onnxruntime-node rows failed: ${nativeError}`)
 }
 
@@ -408,7 +410,7 @@ try {
     },
   )
 } catch (error) {
-  workerdDirectError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+  workerdDirectError = errorText(error)
   log(`workerd direct failed: ${workerdDirectError}`)
 }
 
@@ -428,7 +430,7 @@ try {
     },
   )
 } catch (error) {
-  workerdError = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+  workerdError = errorText(error)
   log(`workerd failed: ${workerdError}`)
 }
 
@@ -462,7 +464,7 @@ async function section<T>(name: string, measure: () => Promise<T>): Promise<T | 
   try {
     return await measure()
   } catch (error) {
-    sectionErrors[name] = error instanceof Error ? error.message.slice(0, 2000) : String(error)
+    sectionErrors[name] = errorText(error)
     log(`${name} failed: ${sectionErrors[name]}`)
     return undefined
   }
