@@ -212,6 +212,17 @@ export class AdaptiveBatchSize {
     return Math.min(this.next, this.settings.maxBatchSize)
   }
 
+  /**
+   * A batch is full at the size chosen, or a probe's below it: a probe above
+   * it takes more only of the calls queued when its batch starts. Waiting
+   * for more would cost each call batchWaitTimeoutS whenever they do not
+   * come: a lone caller, whose every batch fills a limit of 1, waited it out
+   * on three calls in four.
+   */
+  get fullBatchSize(): number {
+    return Math.min(this.batchSizeLimit, this.chosenSize)
+  }
+
   /** The size chosen now (without a probe): what stats() and the gauge show. */
   get chosenSize(): number {
     if (this.blind) return this.settings.maxBatchSize

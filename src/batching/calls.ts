@@ -226,13 +226,13 @@ export class Bucket<T, R> {
   ) {}
 
   /**
-   * Whether its waiting batches hold `limit` units between them (by default
-   * its key's limit), enough for a full batch: the oldest takes calls from
-   * the ones behind it when it starts.
+   * Whether its waiting batches hold `full` units between them (by default
+   * the size at which its key's batches are full), enough for a full batch:
+   * the oldest takes calls from the ones behind it when it starts.
    */
-  holdsFullBatch(limit = this.limit.batchSizeLimit): boolean {
+  holdsFullBatch(full = this.limit.fullBatchSize): boolean {
     let units = 0
-    for (const batch of this.batches) if ((units += batch.units) >= limit) return true
+    for (const batch of this.batches) if ((units += batch.units) >= full) return true
     return false
   }
 

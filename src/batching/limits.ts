@@ -44,6 +44,13 @@ export interface BatchSizeLimits {
 export interface BatchSizeLimit {
   /** The most units (items, or batchSizeFn units) the key's next batch may hold. */
   readonly batchSizeLimit: number
+  /**
+   * The units at which the key's forming batch is full: it starts at once,
+   * without waiting out batchWaitTimeoutS. The limit, but while adaptive
+   * probes a larger size, the size it chose: the probe takes more of what is
+   * queued when the batch starts, and never makes calls wait for more.
+   */
+  readonly fullBatchSize: number
 }
 
 /** Whose calls a limit is for: the key of a queue's bucket; `id` is undefined for calls with neither a batchKey nor a model id. */
@@ -72,6 +79,10 @@ export class FixedBatchSize implements BatchSizeLimits, BatchSizeLimit {
 
   constructor(private readonly options: { readonly maxBatchSize: number }) {
     this.batchSizeLimit = options.maxBatchSize
+  }
+
+  get fullBatchSize(): number {
+    return this.batchSizeLimit
   }
 
   limitOf(): BatchSizeLimit {

@@ -148,7 +148,7 @@ export class Scheduler<T, R> {
       const bucket = queue.buckets.size === 1 ? queue.unkeyed : this.nextBucket()
       // The most units its next batch may hold: the forming batch's own, else its key's limit.
       const limit = this.forming?.heldLimit ?? bucket.limit.batchSizeLimit
-      if (!bucket.holdsFullBatch(limit) && (!options.allowSmallBatch || options.batchWaitTimeoutS > 0 || this.forming)) {
+      if (!bucket.holdsFullBatch(this.forming?.heldLimit) && (!options.allowSmallBatch || options.batchWaitTimeoutS > 0 || this.forming)) {
         // A partial batch with a free slot: it forms from now, with the
         // settings in force now.
         const now = Date.now()

@@ -122,3 +122,52 @@ describe('adaptive batch size on a real clock: it follows a cost that changes, w
     expect(servedOfBest(seen, overhead, 2000, 3000)).toBeGreaterThan(0.9)
   })
 })
+
+/**
+ * `callers` callers in a closed loop, `calls` calls each, of an adaptive
+ * batched function with a long batchWaitTimeoutS and a cheap handler whose
+ * batches serve more the larger they are; the slowest call's milliseconds,
+ * and the sizes of the last batches. Stops at the first call that waited
+ * half the timeout.
+ */
+async function fewCallers(callers: number, calls: number) {
+  const timeoutMs = 1000
+  const sizes: number[] = []
+  const f = batch(
+    async (xs: number[]) => {
+      sizes.push(xs.length)
+      spin(0.2 + 0.01 * xs.length)
+      return xs
+    },
+    { maxBatchSize: 32, batchWaitTimeoutS: timeoutMs / 1000, adaptive: true },
+  )
+  let slowest = 0
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (let i = 0; i < calls && slowest < timeoutMs / 2; i++) {
+        const started = performance.now()
+        await f(i)
+        slowest = Math.max(slowest, performance.now() - started)
+      }
+    }),
+  )
+  return { slowest, timeoutMs, lastSizes: sizes.slice(-10) }
+}
+
+describe('adaptive batch size on a real clock: a probe never makes a call wait', () => {
+  // A probe above the limit takes more of the calls queued when its batch starts, but the batch
+  // starts as one at the limit would: waiting for calls that do not come would cost each call in
+  // it batchWaitTimeoutS, whatever the probe learned.
+  it('a lone caller: every batch is full at a limit of 1, and none waits out batchWaitTimeoutS for a second call', async () => {
+    const { slowest, timeoutMs, lastSizes } = await fewCallers(1, 40)
+    expect(slowest).toBeLessThan(timeoutMs / 2)
+    expect(lastSizes.every((size) => size === 1)).toBe(true)
+  })
+
+  it('as many callers as its limit settles on: they are batched all together, and no probe waits for more', async () => {
+    const { slowest, timeoutMs, lastSizes } = await fewCallers(8, 150)
+    expect(slowest).toBeLessThan(timeoutMs / 2)
+    // Larger batches serve more, so the limit climbs to take the eight callers in one batch.
+    expect(lastSizes.filter((size) => size === 8).length).toBeGreaterThanOrEqual(8)
+  })
+})
