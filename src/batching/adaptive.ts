@@ -38,10 +38,13 @@
  *   one peak, which is what batching cost curves have.
  * - A change of the curve shows as the limit's own batches off their mean
  *   (by 30%, or three times the noise if more) three times in a row, or
- *   twice if faster: then every other size's measurement is dropped and
- *   probing starts again from the limit, so the limit follows within a few
- *   dozen batches (within 2 s on a real clock in the tests). Measurements
- *   older than a few seconds and a few dozen batches are dropped anyway.
+ *   twice if faster (its own batches: those it would have run, at whatever
+ *   size the load lands them; a load that does not fill the limit lands
+ *   them below it, where the limit is then measured): then every other
+ *   size's measurement is dropped and probing starts again from the limit,
+ *   so the limit follows within a few dozen batches (within 2 s on a real
+ *   clock in the tests). Measurements older than a few seconds and a few
+ *   dozen batches are dropped anyway.
  * - A probe is compared with the limit, so the limit is measured first; a
  *   size is never chosen for being the only one measured lately: with slow
  *   batches, or keys that take turns, the limit's measurement can go stale
@@ -175,6 +178,15 @@ export class AdaptiveBatchSize {
   private probe: { index: number; left: number; samplesBefore: number } | undefined = undefined
   /** A size that won once: it is measured again, and chosen if it wins again. */
   private pending: number | undefined = undefined
+  /**
+   * Index of the size the last batch run at the limit (not for a probe)
+   * landed on: below the limit where the load does not fill it. 64 HTTP
+   * clients of a server on Node, calling again a turn or two apart, make two
+   * batches of about 32 in turn, under a limit of 45 or 64.
+   */
+  private landed: number | undefined = undefined
+  /** Index of a size whose last probe the load did not reach (see learn()). */
+  private unreached: number | undefined = undefined
   private sinceProbe = 0
   private probeUpNext = true
   /** Units arriving per millisecond, and what it is measured from. */
@@ -245,6 +257,8 @@ export class AdaptiveBatchSize {
     while (this.chosen + 1 < this.ladder.length && this.ladder[this.chosen + 1]!.size <= previous) this.chosen++
     this.probe = undefined
     this.pending = undefined
+    this.landed = undefined
+    this.unreached = undefined
   }
 
   /**
@@ -275,17 +289,23 @@ export class AdaptiveBatchSize {
     // many closed-loop callers as the limit, each batch takes them all, and they call again only
     // once it has ended. (Without this, such a load never probed, and never followed a change.)
     const loaded = queuedCalls > 0 || units >= this.next
-    this.record(this.nearest(units), units, executionMs, now)
+    const index = this.nearest(units)
+    const atLimit = !this.shapedByProbe(units)
+    if (atLimit) this.landed = index
+    this.record(index, units, executionMs, now, atLimit)
 
     const probe = this.probe
     if (probe !== undefined) {
       const point = this.ladder[probe.index]!
-      if (--probe.left === 0 || point.samples >= probe.samplesBefore + MIN_SAMPLES) this.probe = undefined
+      // A probe the load did not reach (its batch is one the limit would have run) learns nothing
+      // of its size: it ends, and is made again only on the regular schedule, not at once.
+      this.unreached = atLimit ? probe.index : undefined
+      if (atLimit || --probe.left === 0 || point.samples >= probe.samplesBefore + MIN_SAMPLES) this.probe = undefined
     }
     if (this.probe === undefined) {
       const before = this.chosen
       const { index: choice, forLatency } = this.choose(now)
-      if (choice === before || (!forLatency && !this.significant(choice, this.nearest(this.chosenSize)))) {
+      if (choice === before || (!forLatency && !this.significant(choice, this.ladder.indexOf(this.limitPoint(now))))) {
         this.pending = undefined
         this.sinceProbe++
       } else if (choice === this.pending || this.clearlyFaster(choice, before, now)) {
@@ -371,7 +391,18 @@ export class AdaptiveBatchSize {
     return best
   }
 
-  private record(index: number, units: number, ms: number, now: number): void {
+  /**
+   * Whether a batch of `units` took its size from the probe it ran under: a
+   * probe below the limit cut it there, or one above let it hold more than
+   * the limit would. Otherwise it is the batch the limit would have run.
+   */
+  private shapedByProbe(units: number): boolean {
+    if (this.probe === undefined) return false
+    return this.next < this.chosenSize ? units >= this.next : units > this.chosenSize
+  }
+
+  /** `atLimit`: the batch is one the limit would have run (see shapedByProbe()). */
+  private record(index: number, units: number, ms: number, now: number, atLimit: boolean): void {
     const point = this.ladder[index]!
     if (point.samples > 0 && this.stale(point, now)) point.samples = 0
     point.at = now
@@ -407,9 +438,11 @@ export class AdaptiveBatchSize {
       // need one fewer in a row: a pause never makes a batch faster, so they show a mean that
       // pauses inflated, or a curve that got faster.)
       Object.assign(point, { units, ms, samples: MIN_SAMPLES, off: 0 })
-      if (index === this.nearest(this.chosenSize)) {
-        // The limit's own batches show that the curve changed: what was measured of the
-        // other sizes no longer holds, and the search starts again from the limit.
+      if (atLimit) {
+        // The limit's own batches show that the curve changed, at whatever size the load made
+        // them land: what was measured of the other sizes no longer holds, and the search starts
+        // again from the limit. (Watching only the limit's size, a limit of 64 whose batches
+        // landed on 23 and 45 held for seconds after the best size became 1, or for good.)
         for (const other of this.ladder) if (other !== point) other.samples = 0
         this.probe = undefined
         this.pending = undefined
@@ -418,6 +451,17 @@ export class AdaptiveBatchSize {
     }
     // A batch far off its size's mean is left out of it (a pause for garbage
     // collection, another process's burst) until a run of them confirms it.
+  }
+
+  /**
+   * Where the limit is measured: at its own size, or, while no batch lands
+   * there lately because the load does not fill it, where its batches last
+   * landed. (Requiring its own size, such a limit never probed, and never
+   * moved once the curve changed.)
+   */
+  private limitPoint(now: number): Measured {
+    const own = this.ladder[this.nearest(this.chosenSize)]!
+    return this.usable(own, now) || this.landed === undefined ? own : this.ladder[this.landed]!
   }
 
   private usable(point: Measured, now: number): boolean {
@@ -450,7 +494,7 @@ export class AdaptiveBatchSize {
     // A size is chosen over the limit only when compared with it: until the limit itself is
     // measured (at first, or after a change), a probe's size alone says nothing of which is faster.
     // (The limit's batches land on the size nearest it: above the chosen size when calls are larger.)
-    if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return { index: this.chosen, forLatency: false }
+    if (!this.usable(this.limitPoint(now), now)) return { index: this.chosen, forLatency: false }
     const known = this.ladder.filter((point) => this.usable(point, now))
     const fastest = this.best(known)
     let choice = fastest
@@ -488,12 +532,12 @@ export class AdaptiveBatchSize {
    */
   private startProbe(now: number): void {
     // A probe is compared with the limit: the limit is measured first.
-    if (!this.usable(this.ladder[this.nearest(this.chosenSize)]!, now)) return
+    if (!this.usable(this.limitPoint(now), now)) return
     const upIndex = this.step(this.chosen, 1)
     const up = upIndex !== undefined && this.mayProbeUp(upIndex, now) ? upIndex : undefined
     const downIndex = this.step(this.chosen, -1)
     const down = downIndex !== undefined && this.mayProbeDown(downIndex, now) ? downIndex : undefined
-    const unknown = (index: number | undefined) => index !== undefined && !this.usable(this.ladder[index]!, now)
+    const unknown = (index: number | undefined) => index !== undefined && index !== this.unreached && !this.usable(this.ladder[index]!, now)
     // Only where the speed rose noticeably from the chosen size to the peak: a curve that rises by a percent a step is flat enough.
     const peak = this.peak(now)
     const chosen = this.ladder[this.chosen]!

@@ -566,3 +566,36 @@ describe('adaptive batch size: it holds its limit on a noisy machine', () => {
     })
   }
 })
+
+/**
+ * The learner on its own, fed batches as a load that does not fill the limit
+ * makes them: 64 HTTP clients of a Node server call again a turn or two
+ * apart, and with one batch at a time they split into two batches of about
+ * 32 in turn, whatever the limit above that.
+ */
+describe('adaptive batch size: batches that land below the limit (a load that does not fill it)', () => {
+  it('follows a change seen at the size they land on, with no batch at the limit', () => {
+    const clock = { now: 0 }
+    const adaptive = new AdaptiveBatchSize({ maxBatchSize: 64, maxConcurrentBatches: 1, batchWaitTimeoutS: 0 }, undefined, () => clock.now, false)
+    let cost: Cost = (n) => 2 + 0.05 * n
+    const run = (load: (i: number) => number, batches: number) => {
+      for (let i = 0; i < batches; i++) {
+        const units = Math.min(adaptive.batchSizeLimit, load(i))
+        clock.now += cost(units)
+        // The other half of the clients wait while a batch runs.
+        adaptive.learn(units, units, cost(units), 32)
+      }
+    }
+    // First a load that fills 64: the limit climbs there.
+    run(() => 64, 400)
+    expect(adaptive.chosenSize).toBe(64)
+    // Then the load splits: batches of 30 and 34 in turn, for longer than the limit's own measurement lasts.
+    const split = (i: number) => (i % 2 === 0 ? 30 : 34)
+    run(split, 1000)
+    // The cost becomes one whose best size is 1 or 2: the batches still land on 32, slower by far.
+    cost = (n) => 0.2 * n + 0.01 * n * n
+    expect(bestOnLadder(cost, 64)).toBe(1)
+    run(split, 200)
+    expect(adaptive.chosenSize).toBeLessThanOrEqual(2)
+  })
+})
