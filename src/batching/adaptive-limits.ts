@@ -79,7 +79,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
   batchEnded(batch: MeasuredBatch): void {
     // Continuous batching learned from its steps; a batch whose callers all left ended early.
     if (this.perStep || batch.abandoned) return
-    this.learn(batch.bucket, batch.units, batch.entries.length, this.unkeyed.now() - batch.startedAt)
+    this.learn(batch.bucket, batch.units, batch.entries.length, this.unkeyed.now() - batch.startedAt, batch.waitedOut)
   }
 
   stepStarted(batch: MeasuredBatch): (calls: readonly { readonly size: number }[]) => void {
@@ -88,7 +88,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
     return (calls) => {
       let units = 0
       for (const call of calls) units += call.size
-      this.learn(batch.bucket, units, calls.length, this.unkeyed.now() - started)
+      this.learn(batch.bucket, units, calls.length, this.unkeyed.now() - started, false)
     }
   }
 
@@ -102,7 +102,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
   }
 
   /** `units` in `calls` calls of `bucket` took `executionMs` (a whole batch, or a step of continuous batching). */
-  private learn(bucket: MeasuredBatch['bucket'], units: number, calls: number, executionMs: number): void {
+  private learn(bucket: MeasuredBatch['bucket'], units: number, calls: number, executionMs: number, waitedOut: boolean): void {
     // The estimate its calls were given: it stays theirs even once 64 other keys have pushed it out.
     const estimate = bucket.limit instanceof AdaptiveBatchSize ? bucket.limit : this.estimateOf(bucket)
     if (bucket.id !== undefined) {
@@ -110,7 +110,7 @@ export class AdaptiveLimits implements BatchSizeLimits {
       this.estimates.delete(bucket.id)
       this.estimates.set(bucket.id, estimate)
     }
-    estimate.learn(units, calls, executionMs, this.queue.waitingCalls(bucket))
+    estimate.learn(units, calls, executionMs, this.queue.waitingCalls(bucket), waitedOut)
     this.lastLearned = estimate
     const chosen = estimate.chosenSize
     if (chosen !== estimate.lastReported) {

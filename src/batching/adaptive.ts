@@ -64,6 +64,9 @@
  *   limit within the target only to a size that keeps up with the load.
  * - It never goes below the largest item (units) it has seen: a batch must
  *   be able to hold any admitted call.
+ * - A batch that waited out `batchWaitTimeoutS` before it was full shows
+ *   that the load fills no more in that time: a batch is then full at what
+ *   it held (chosenSize), until one holds more without waiting.
  * - On Cloudflare Workers, deployed, the clock stands still while code runs
  *   and moves on I/O, so a batch timed alone shows the time up to its last
  *   I/O (reading its requests' bodies), not its cost, and it is not zero:
@@ -187,6 +190,12 @@ export class AdaptiveBatchSize {
   private landed: number | undefined = undefined
   /** Index of a size whose last probe the load did not reach (see learn()). */
   private unreached: number | undefined = undefined
+  /**
+   * The units of the last batch that waited out batchWaitTimeoutS before it
+   * was full: the load fills no more in that time, and a batch is full at
+   * that many (see chosenSize) until one holds more without waiting.
+   */
+  private filledInWait: number | undefined = undefined
   private sinceProbe = 0
   private probeUpNext = true
   /** Units arriving per millisecond, and what it is measured from. */
@@ -238,7 +247,7 @@ export class AdaptiveBatchSize {
   /** The size chosen now (without a probe): what stats() and the gauge show. */
   get chosenSize(): number {
     if (this.blind) return this.settings.maxBatchSize
-    return Math.max(this.ladder[this.chosen]!.size, Math.min(this.floor, this.settings.maxBatchSize))
+    return Math.max(Math.min(this.ladder[this.chosen]!.size, this.filledInWait ?? Infinity), Math.min(this.floor, this.settings.maxBatchSize))
   }
 
   /** A call of `units` was admitted: the limit must hold it. */
@@ -259,17 +268,24 @@ export class AdaptiveBatchSize {
     this.pending = undefined
     this.landed = undefined
     this.unreached = undefined
+    this.filledInWait = undefined
   }
 
   /**
    * A batch of `units` (in `calls` calls) took `executionMs`; `queuedCalls`
    * calls wait now. Learns from it, and sets the limit for the next batch.
    */
-  learn(units: number, calls: number, executionMs: number, queuedCalls: number): void {
+  learn(units: number, calls: number, executionMs: number, queuedCalls: number, waitedOut = false): void {
     if (this.frozenClock) {
       this.next = this.settings.maxBatchSize
       return
     }
+    // A size the load does not fill within batchWaitTimeoutS costs each of its calls that wait:
+    // after a fall from 64 clients to 7, a limit of 8 had every batch of the house-price example
+    // wait out its 0.1 s (68 requests a second). A batch is full at what the load filled in the
+    // wait, until one holds more without waiting (the limit lets a batch take what is queued).
+    if (waitedOut) this.filledInWait = units
+    else if (this.filledInWait !== undefined && units > this.filledInWait) this.filledInWait = undefined
     if (this.settings.maxBatchSize !== this.ladderMax) this.rebuild()
     const now = this.now()
     this.measureLoad(units, calls, queuedCalls, now)

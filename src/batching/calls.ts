@@ -120,6 +120,8 @@ export class Batch<T, R> implements BatchInfo {
   released = false
   /** When the batch started, for metrics and the adaptive size; 0 if nothing timed it. */
   startedAt = 0
+  /** It started because batchWaitTimeoutS ran out before it was full. */
+  waitedOut = false
   private controller: AbortController | undefined = undefined
 
   constructor(

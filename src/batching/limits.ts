@@ -70,6 +70,8 @@ export interface MeasuredBatch {
   startedAt: number
   /** Every caller left while it ran: it ended early, and its time says nothing of its cost. */
   readonly abandoned: boolean
+  /** It started because batchWaitTimeoutS ran out before it was full: the load did not fill it in that time. */
+  readonly waitedOut: boolean
 }
 
 /** maxBatchSize for every key: batch() without `adaptive`. One object serves as every key's limit. */

@@ -148,6 +148,7 @@ export class Scheduler<T, R> {
       const bucket = queue.buckets.size === 1 ? queue.unkeyed : this.nextBucket()
       // The most units its next batch may hold: the forming batch's own, else its key's limit.
       const limit = this.forming?.heldLimit ?? bucket.limit.batchSizeLimit
+      let waitedOut = false
       if (!bucket.holdsFullBatch(this.forming?.heldLimit) && (!options.allowSmallBatch || options.batchWaitTimeoutS > 0 || this.forming)) {
         // A partial batch with a free slot: it forms from now, with the
         // settings in force now.
@@ -159,6 +160,7 @@ export class Scheduler<T, R> {
         })
         if (!options.allowSmallBatch) break
         const due = forming.since + forming.waitMs
+        waitedOut = forming.waitMs > 0
         if (now < due) {
           // Under strideS the next tick looks again; otherwise one timer.
           if (options.strideS === 0 && this.waitTimer === undefined) {
@@ -171,7 +173,7 @@ export class Scheduler<T, R> {
         }
       }
       // start() sees its batch through, failing what the runner left unanswered: nothing awaits it.
-      void this.start(bucket, limit)
+      void this.start(bucket, limit, waitedOut)
     }
     if (queue.queued === 0 && this.strideTimer !== undefined) {
       clearInterval(this.strideTimer)
@@ -232,12 +234,14 @@ export class Scheduler<T, R> {
   /**
    * Start the oldest batch of a bucket, made to hold at most `limit` units,
    * and see it through: once its runner is done, every call it holds has
-   * its answer, and its slot is given back.
+   * its answer, and its slot is given back. `waitedOut`: it starts because
+   * batchWaitTimeoutS ran out before it was full.
    */
-  private async start(bucket: Bucket<T, R>, limit: number): Promise<void> {
+  private async start(bucket: Bucket<T, R>, limit: number, waitedOut = false): Promise<void> {
     if (this.forming !== undefined) this.stopForming()
     const batch = this.queue.takeOldest(bucket, limit)
     if (batch === undefined) return
+    batch.waitedOut = waitedOut
     if (this.queue.queued === 0) this.nextWithoutWait = false
     this.inFlight++
     this.batchesRun++

@@ -123,15 +123,14 @@ describe('adaptive batch size on a real clock: it follows a cost that changes, w
   })
 })
 
+const WAIT_TIMEOUT_MS = 1000
+
 /**
- * `callers` callers in a closed loop, `calls` calls each on average, of an adaptive
- * batched function with a long batchWaitTimeoutS and a cheap handler whose
- * batches serve more the larger they are; the slowest call's milliseconds,
- * the limit it ends with, and the size most of its last 40 batches held.
- * Stops at the first call that waited half the timeout.
+ * An adaptive batched function with a long batchWaitTimeoutS and a cheap
+ * handler whose batches serve more the larger they are, and the sizes of
+ * the batches it ran.
  */
-async function fewCallers(callers: number, calls: number) {
-  const timeoutMs = 1000
+function cheapBatched() {
   const sizes: number[] = []
   const f = batch(
     async (xs: number[]) => {
@@ -139,11 +138,23 @@ async function fewCallers(callers: number, calls: number) {
       spin(0.2 + 0.01 * xs.length)
       return xs
     },
-    { maxBatchSize: 32, batchWaitTimeoutS: timeoutMs / 1000, adaptive: true },
+    { maxBatchSize: 32, batchWaitTimeoutS: WAIT_TIMEOUT_MS / 1000, adaptive: true },
   )
+  return { f, sizes }
+}
+
+/**
+ * `callers` callers of `f` in a closed loop, `calls` calls each on average:
+ * how many calls waited half of WAIT_TIMEOUT_MS or more, the slowest call's
+ * milliseconds, and the limit when they stop. Stops early once `slowAllowed`
+ * calls were that slow.
+ */
+async function callInLoop(f: ReturnType<typeof cheapBatched>['f'], callers: number, calls: number, slowAllowed = 0) {
   let slowest = 0
+  let slow = 0
   let answered = 0
   let stop = false
+  let limit = 0
   await Promise.all(
     Array.from({ length: callers }, async () => {
       while (!stop) {
@@ -152,33 +163,53 @@ async function fewCallers(callers: number, calls: number) {
         // Once they stop, callers leave one by one, and a batch begun for the last of them may wait
         // for the others as a fixed size would: only the calls answered while all of them call count.
         if (stop) break
-        slowest = Math.max(slowest, performance.now() - started)
-        if (++answered >= callers * calls || slowest >= timeoutMs / 2) stop = true
+        const ms = performance.now() - started
+        slowest = Math.max(slowest, ms)
+        if (ms >= WAIT_TIMEOUT_MS / 2) slow++
+        if (++answered >= callers * calls || slow > slowAllowed) {
+          stop = true
+          limit = f.stats().batchSizeLimit
+        }
       }
     }),
   )
-  const counts = new Map<number, number>()
-  for (const size of sizes.slice(-40)) counts.set(size, (counts.get(size) ?? 0) + 1)
-  const mostHeld = [...counts].sort((a, b) => b[1] - a[1])[0]![0]
-  return { slowest, timeoutMs, limit: f.stats().batchSizeLimit, mostHeld }
+  return { slow, slowest, limit }
 }
 
-describe('adaptive batch size on a real clock: a probe never makes a call wait', () => {
+/** The size most of `sizes`' last 40 batches held. */
+function mostHeld(sizes: number[]): number {
+  const counts = new Map<number, number>()
+  for (const size of sizes.slice(-40)) counts.set(size, (counts.get(size) ?? 0) + 1)
+  return [...counts].sort((a, b) => b[1] - a[1])[0]![0]
+}
+
+describe('adaptive batch size on a real clock: no call waits out batchWaitTimeoutS for calls that do not come', () => {
   // A probe above the limit takes more of the calls queued when its batch starts, but the batch
-  // starts as one at the limit would: waiting for calls that do not come would cost each call in
-  // it batchWaitTimeoutS, whatever the probe learned.
+  // starts as one at the limit would; and a limit the load no longer fills gives way once a batch
+  // has waited it out. Either wait would cost each call of every such batch batchWaitTimeoutS.
   it('a lone caller: every batch is full at a limit of 1, and none waits out batchWaitTimeoutS for a second call', async () => {
-    const { slowest, timeoutMs, limit } = await fewCallers(1, 40)
-    expect(slowest).toBeLessThan(timeoutMs / 2)
+    const { slowest, limit } = await callInLoop(cheapBatched().f, 1, 40)
+    expect(slowest).toBeLessThan(WAIT_TIMEOUT_MS / 2)
     expect(limit).toBe(1)
   })
 
   it('as many callers as its limit settles on: they are batched all together, and no probe waits for more', async () => {
-    const { slowest, timeoutMs, limit, mostHeld } = await fewCallers(8, 150)
-    expect(slowest).toBeLessThan(timeoutMs / 2)
+    const { f, sizes } = cheapBatched()
+    const { slowest, limit } = await callInLoop(f, 8, 150)
+    expect(slowest).toBeLessThan(WAIT_TIMEOUT_MS / 2)
     // Larger batches serve more, so the limit climbs to take the eight callers in one batch. (Now
     // and then a probe below it splits them: the size most batches held is asserted, not every one.)
     expect(limit).toBe(8)
-    expect(mostHeld).toBe(8)
+    expect(mostHeld(sizes)).toBe(8)
+  })
+
+  it('a load that falls below the limit: after one batch waits out batchWaitTimeoutS, batches are full at what the load fills', async () => {
+    const { f } = cheapBatched()
+    expect((await callInLoop(f, 8, 150)).limit).toBe(8)
+    // One caller of eight leaves: a batch at the limit now waits for an eighth call that never comes.
+    // Once one has waited it out, the seven are a full batch. (Kept at 8, every batch waited 1 s.)
+    const { slow, limit } = await callInLoop(f, 7, 100, 7)
+    expect(slow).toBeLessThanOrEqual(7)
+    expect(limit).toBe(7)
   })
 })

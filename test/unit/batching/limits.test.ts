@@ -52,7 +52,7 @@ function adaptive(maxBatchSize = 64) {
     return limit.batchSizeLimit
   }
   const measured = (key: BucketKey, limit: BatchSizeLimit, cost: (n: number) => number, n = limit.batchSizeLimit): MeasuredBatch => {
-    const batch = { bucket: { ...key, limit }, units: n, entries: Array.from({ length: n }), startedAt: 0, abandoned: false }
+    const batch = { bucket: { ...key, limit }, units: n, entries: Array.from({ length: n }), startedAt: 0, abandoned: false, waitedOut: false }
     limits.batchStarted(batch)
     clock.now += cost(n)
     return batch
