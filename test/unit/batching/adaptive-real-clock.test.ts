@@ -15,6 +15,7 @@
 import { describe, expect, it } from 'vitest'
 import { sizeLadder } from '../../../src/batching/adaptive.js'
 import { batch } from '../../../src/index.js'
+import { mostSeen } from '../../support/most-seen.js'
 
 type Cost = (n: number) => number
 
@@ -176,13 +177,6 @@ async function callInLoop(f: ReturnType<typeof cheapBatched>['f'], callers: numb
   return { slow, slowest, limit }
 }
 
-/** The size most of `sizes`' last 40 batches held. */
-function mostHeld(sizes: number[]): number {
-  const counts = new Map<number, number>()
-  for (const size of sizes.slice(-40)) counts.set(size, (counts.get(size) ?? 0) + 1)
-  return [...counts].sort((a, b) => b[1] - a[1])[0]![0]
-}
-
 describe('adaptive batch size on a real clock: no call waits out batchWaitTimeoutS for calls that do not come', () => {
   // A probe above the limit takes more of the calls queued when its batch starts, but the batch
   // starts as one at the limit would; and a limit the load no longer fills gives way once a batch
@@ -200,7 +194,7 @@ describe('adaptive batch size on a real clock: no call waits out batchWaitTimeou
     // Larger batches serve more, so the limit climbs to take the eight callers in one batch. (Now
     // and then a probe below it splits them: the size most batches held is asserted, not every one.)
     expect(limit).toBe(8)
-    expect(mostHeld(sizes)).toBe(8)
+    expect(mostSeen(sizes.slice(-40)).limit).toBe(8)
   })
 
   it('a load that falls below the limit: after one batch waits out batchWaitTimeoutS, batches are full at what the load fills', async () => {

@@ -16,6 +16,7 @@ import { getValidOptions, type BatchOptions } from '../../../src/batching/option
 import { BatchQueue, promiseCalls } from '../../../src/batching/queue.js'
 import { Replica } from '../../../src/deployment/replica.js'
 import { batch, batchedMethodsOf, deployment, endOfStream } from '../../../src/index.js'
+import { mostSeen } from '../../support/most-seen.js'
 import { mulberry32 } from '../../support/prng.js'
 
 type Cost = (n: number) => number
@@ -62,14 +63,6 @@ async function limitsSeen(s: Sim, clients: number, ms: number): Promise<number[]
   }
   await Promise.all([closedLoop(s, clients - 1, end), watch()])
   return seen
-}
-
-/** The limit seen most over a window, and the share of the window it held. */
-function mostSeen(limits: number[]): { limit: number; share: number } {
-  const counts = new Map<number, number>()
-  for (const limit of limits) counts.set(limit, (counts.get(limit) ?? 0) + 1)
-  const [limit, count] = [...counts].sort((a, b) => b[1] - a[1])[0]!
-  return { limit, share: count / limits.length }
 }
 
 /** Items per ms at each size of the ladder: the size the queue should choose, computed from the curve itself. */
