@@ -1,4 +1,5 @@
 /** docs/benchmarks.md and docs/images/benchmarks.svg from a results object. */
+import { adaptiveVsBestFixed } from './adaptive-ratio.js'
 import type { Run as AutoscalingModeRun } from './autoscaling.js'
 import type { LoadRow } from './http.js'
 import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
@@ -37,7 +38,7 @@ export interface AutoscalingRun extends Section {
 }
 
 /** A row of the adaptive comparison: one setting (a fixed size, or 'adaptive') of one model on one runtime. */
-export type BatchSizeRow = Pick<Row, 'requestsPerS' | 'p99Ms'> & { runtime: string; model: string; setting: string }
+export type BatchSizeRow = Pick<Row, 'requestsPerS' | 'p99Ms'> & { runtime: string; model: string; setting: string; roundsRequestsPerS: number[] }
 
 /** The served OCR row against its in-process limit (bench/run.ts's ocrServedBreakdown). */
 interface OcrServed {
@@ -432,7 +433,8 @@ function workerdTable(direct: Row[], viaWrangler: Row[]): string {
 
 /**
  * The adaptive comparison: items/s (p99 ms) at c=64 per model and runtime, one column per fixed
- * maxBatchSize and one for adaptive, with its ratio over the best fixed column.
+ * maxBatchSize and one for adaptive, with its ratio over the best fixed size as the ratio rows
+ * count it (bench/adaptive-ratio.ts).
  */
 function batchSizeTable(rows: BatchSizeRow[] | undefined): string {
   if (!rows || rows.length === 0) return '_not measured in this run_'
@@ -443,14 +445,13 @@ function batchSizeTable(rows: BatchSizeRow[] | undefined): string {
     `|---|${settings.map(() => '---:').join('|')}|---:|`,
   ]
   for (const group of groups) {
-    const of = (setting: string) => rows.find((r) => `${r.runtime} ${r.model}` === group && r.setting === setting)
-    const best = Math.max(...settings.filter((s) => s !== 'adaptive').map((s) => of(s)?.requestsPerS ?? 0))
+    const inGroup = rows.filter((r) => `${r.runtime} ${r.model}` === group)
     const cells = settings.map((s) => {
-      const r = of(s)
+      const r = inGroup.find((row) => row.setting === s)
       return r ? `${f(r.requestsPerS)} (${f(r.p99Ms)})` : '–'
     })
-    const adaptive = of('adaptive')
-    lines.push(`| ${group} | ${cells.join(' | ')} | ${adaptive && best > 0 ? `${f(adaptive.requestsPerS / best, 2)}×` : '–'} |`)
+    const [ratio] = Object.values(adaptiveVsBestFixed(inGroup))
+    lines.push(`| ${group} | ${cells.join(' | ')} | ${ratio === undefined ? '–' : `${f(ratio, 2)}×`} |`)
   }
   return lines.join('\n')
 }

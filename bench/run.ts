@@ -50,11 +50,13 @@ const RATIO: Rounds = { count: 5, rowS: quick ? 2 : 6 }
 /** A row measured once. */
 const ONCE: Rounds = { count: 1, rowS: durationS }
 /**
- * The adaptive batch-size rows, as the adaptive figures were first measured, so that later runs
- * compare with them. Row length showed no effect: on Node, adaptive read 0.95 and 0.91 of the best
- * fixed size in a quick run with 2 s rows, 1.00 and 1.03, then 0.97 and 0.90, in two with 3 s rows.
+ * The adaptive batch-size rows: six rounds of half a row's length, rather than three of a whole
+ * one. Their ratio judges each round against the size the other rounds chose (bench/adaptive-ratio.ts),
+ * so the more rounds there are, the more each choice rests on and the less one slow stretch moves
+ * the median of the rounds. Row length showed no effect: on Node, adaptive read 0.95 and 0.91 of
+ * the best fixed size in a quick run with 2 s rows, 1.00 and 1.03, then 0.97 and 0.90, in two with 3 s rows.
  */
-const ADAPTIVE_ROUNDS: Rounds = { count: 3, rowS: durationS }
+const ADAPTIVE_ROUNDS: Rounds = quick ? { count: 3, rowS: durationS } : { count: 6, rowS: durationS / 2 }
 /** The open-loop latency rows' rounds, each durationS long: a p99 needs the samples more than the rounds. */
 const OPEN_LOOP_ROUNDS = 3
 const log = (message: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}`)
@@ -576,11 +578,9 @@ const ratioNotes = {
   ...Object.fromEntries(
     Object.keys(adaptiveVsBestFixed(batchSizes)).map((key) => [
       key,
-      `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}) by median, ` +
-        'round by round in one server (rows round-robin), the median of the rounds; ' +
-        (key.endsWith('workerd')
-          ? 'on Workers adaptive allows maxBatchSize (32), as fixed 32: deployed, their clock stands still while code runs'
-          : 'the best of six noisy rows is also the luckiest'),
+      `req/s at c=64 of the example as shipped (adaptive) over its best fixed maxBatchSize (${FIXED_SIZES.join(', ')}), ` +
+        `in one server, rows round-robin, ${ADAPTIVE_ROUNDS.count} rounds: each round against the size best by median in the other rounds, the median of those ratios` +
+        (key.endsWith('workerd') ? '; on Workers adaptive allows maxBatchSize (32), as fixed 32: deployed, their clock stands still while code runs' : ''),
     ]),
   ),
   ...(adaptiveStages &&
