@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { batchSizes, docsFile, mustRun, pinnedVersion, readmeProject, runReadmeScript, startIn, type Project } from './lib/consumer.js'
+import { batchSizes, docsFile, openConnections, mustRun, pinnedVersion, readmeProject, runReadmeScript, startIn, type Project } from './lib/consumer.js'
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/
 
@@ -70,6 +70,7 @@ describe('the README’s Node model section, word for word', () => {
       expect(answer.prediction).toBeLessThan(5)
 
       const rows = ROWS
+      await openConnections(base, 20)
       const prices = await Promise.all(
         Array.from({ length: 16 }, async (_, i) => {
           const response = await post(JSON.stringify({ features: rows[i % 2] }))
@@ -124,6 +125,7 @@ describe('the same project after npm install onnxruntime-node --ignore-scripts',
     try {
       const base = server.match[1]!
       const post = (body: string) => fetch(`${base}/predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      await openConnections(base, 20)
       const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => post(JSON.stringify({ features: i === 9 ? [1, 2] : ROWS[i % 2] }))))
       for (const [i, response] of burst.entries()) {
         if (i === 9) continue
