@@ -7,7 +7,7 @@
  */
 import autocannon from 'autocannon'
 import { groupCpuS, ownCpuS } from './cpu.js'
-import { median, percentile } from './lib.js'
+import { nearestMedian, percentile } from './lib.js'
 import { addObjectCalls, objectCallTotals, objectCallsBetween, type ObjectCalls } from './object-calls.js'
 
 export interface LoadRow {
@@ -226,8 +226,7 @@ export async function warmUp(spec: LoadSpec): Promise<void> {
 
 /** The run whose req/s is the median of `runs`, marked with how many runs it stands for, with each run's req/s and p50; object calls are every run's together. */
 export function medianRun(runs: LoadRow[]): LoadRow {
-  const middle = median(runs.map((r) => r.requestsPerS))
-  const chosen = runs.reduce((a, b) => (Math.abs(b.requestsPerS - middle) < Math.abs(a.requestsPerS - middle) ? b : a))
+  const chosen = nearestMedian(runs, (r) => r.requestsPerS)
   return {
     ...chosen,
     repeats: runs.length,

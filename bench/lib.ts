@@ -26,6 +26,12 @@ export const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
+/** The item whose `value` is nearest the median of all: with an even count, none is the median itself. */
+export function nearestMedian<T>(items: readonly T[], value: (item: T) => number): T {
+  const middle = median(items.map(value))
+  return items.reduce((a, b) => (Math.abs(value(b) - middle) < Math.abs(value(a) - middle) ? b : a))
+}
+
 /**
  * The ratio of two rows measured round-robin: each round's ratio, then their
  * median. The two ran seconds apart in a round, so a slow stretch of the

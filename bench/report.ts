@@ -1,5 +1,5 @@
 /** docs/benchmarks.md and docs/images/benchmarks.svg from a results object. */
-import { adaptiveVsBestFixed } from './adaptive-ratio.js'
+import { adaptiveVsBestFixed, type SettingRow } from './adaptive-ratio.js'
 import type { Run as AutoscalingModeRun } from './autoscaling.js'
 import type { LoadRow } from './http.js'
 import type { IsolateAgainstNode, IsolateLimitRow } from './isolate-limit.js'
@@ -38,7 +38,7 @@ export interface AutoscalingRun extends Section {
 }
 
 /** A row of the adaptive comparison: one setting (a fixed size, or 'adaptive') of one model on one runtime. */
-export type BatchSizeRow = Pick<Row, 'requestsPerS' | 'p99Ms'> & { runtime: string; model: string; setting: string; roundsRequestsPerS: number[] }
+export type BatchSizeRow = SettingRow & Pick<Row, 'p99Ms'>
 
 /** The served OCR row against its in-process limit (bench/run.ts's ocrServedBreakdown). */
 interface OcrServed {

@@ -16,7 +16,7 @@ import type { RgbImage } from '../examples/ocr-direction/image.js'
 import { textDetector, type DetectionInput } from '../examples/ocr/detector.js'
 import { OcrPipeline } from '../examples/ocr/pipeline.js'
 import { textRecognizer } from '../examples/ocr/recognizer.js'
-import { median, percentile } from './lib.js'
+import { median, nearestMedian, percentile } from './lib.js'
 
 const CALLERS = 64
 
@@ -93,9 +93,8 @@ export async function measure(model: string, settings: Setting[], inputs: readon
   }
   return settings.map((setting, i) => {
     const perRound = runs[i]!.map((r) => r.itemsPerS)
-    // The round nearest the median gives the p99: with an even count of rounds, none is the median.
-    const middle = median(perRound)
-    const mid = runs[i]!.reduce((a, b) => (Math.abs(b.itemsPerS - middle) < Math.abs(a.itemsPerS - middle) ? b : a))
+    // The round nearest the median gives the p99.
+    const mid = nearestMedian(runs[i]!, (r) => r.itemsPerS)
     return {
       runtime: 'node',
       model,

@@ -235,7 +235,6 @@ export async function nineQueries(base: string): Promise<string[]> {
   return Promise.all(Array.from({ length: 9 }, (_, i) => fetch(`${base}/adder?number=${i}`).then((r) => r.text())))
 }
 
-/** `edgeserve_batch_size` count and sum for one deployment, from `/-/metrics` (every replica). */
 /**
  * Open `count` keep-alive connections to `base` (fetch's pool keeps them), so
  * that a burst sent next arrives together. A burst on new connections
@@ -248,6 +247,7 @@ export async function openConnections(base: string, count: number): Promise<void
   await Promise.all(Array.from({ length: count }, async () => (await fetch(`${base}/-/routes`)).arrayBuffer()))
 }
 
+/** `edgeserve_batch_size` count and sum for one deployment, from `/-/metrics` (every replica). */
 export async function batchSizes(base: string, deployment: string): Promise<{ batches: number; items: number }> {
   const text = await (await fetch(`${base}/-/metrics`)).text()
   let batches = 0
