@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { execSync } from 'node:child_process'
-import { ROOT, TSX, WRANGLER_DEV, WRANGLER_READY, median, quick, roundByRound, runJsonChild, startChild } from './lib.js'
+import { ROOT, TSX, WRANGLER_DEV, WRANGLER_READY, median, nearestMedian, quick, roundByRound, runJsonChild, startChild } from './lib.js'
 import { ENDPOINTS as E, batchSizeEndpoints, loadSpec, prime, type Endpoint } from './endpoints.js'
 import { FIXED_SIZES, OCR_LATENCY_TARGET_MS } from './apps/batch-sizes.js'
 import { openLoop, type OpenLoopRow } from './open-loop.js'
@@ -277,7 +277,7 @@ async function measureOpenLoop(server: Server): Promise<void> {
   }
   runs.forEach((rounds, i) => {
     const p99 = median(rounds.map((r) => r.p99Ms))
-    const row = rounds.find((r) => r.p99Ms === p99) ?? rounds[0]!
+    const row = nearestMedian(rounds, (r) => r.p99Ms)
     openLoopRows.push({ ...row, p99Ms: p99, setting: settings[i]! })
     log(
       `node open loop ${settings[i]} at ${openLoopRate.toFixed(0)}/s: p50 ${row.p50Ms.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target ${OCR_LATENCY_TARGET_MS}), answered ${row.answeredPerS.toFixed(0)}/s, dropped ${row.dropped}, failed ${row.failed}`,
