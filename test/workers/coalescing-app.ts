@@ -14,6 +14,7 @@ import { Hono } from 'hono'
 import { batch, deployment, getHandle, HTTPError, ingress } from 'edgeserve'
 import { stack } from 'edgeserve/onnx'
 import { durableObject } from 'edgeserve/workers'
+import { withResolvers } from './burst-barrier.js'
 
 /** A pause with a pending timer of its own, as workerd asks of a request that waits. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -106,16 +107,8 @@ class Tail {
 
 export const tail = deployment(Tail, { name: 'TailItems', requestTimeoutS: 30 })
 
-interface Resolvers {
-  promise: Promise<void>
-  resolve: () => void
-}
-
-/** `Promise.withResolvers()`, which workerd has and the ES2023 library this repository compiles against does not declare. */
-const withResolvers = () => (Promise as unknown as { withResolvers(): Resolvers }).withResolvers()
-
 /** Each round's gate, which its requests wait behind until the test opens it; round 0 has none. */
-const gates = new Map<number, Resolvers>()
+const gates = new Map<number, ReturnType<typeof withResolvers>>()
 const gateOf = (round: number) => {
   let gate = gates.get(round)
   if (!gate) gates.set(round, (gate = withResolvers()))

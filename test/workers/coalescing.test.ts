@@ -18,6 +18,7 @@
 import autocannon from 'autocannon'
 import { describe, expect, it } from 'vitest'
 import { RawConnection } from '../support/raw-connection.js'
+import { burstHeader } from './burst-barrier.js'
 import { waitFor } from '../support/wait-for.js'
 import { workerdDirectForTests } from '../support/workerd-direct.js'
 import { workerForTests } from '../support/workerd.js'
@@ -83,8 +84,8 @@ interface Seen {
   body: unknown
 }
 
-async function send(base: string, c: Pick<Case, 'path' | 'init' | 'headers'>): Promise<Seen> {
-  const response = await fetch(base + c.path, c.init)
+async function send(base: string, c: Pick<Case, 'path' | 'init' | 'headers'>, burst?: Record<string, string>): Promise<Seen> {
+  const response = await fetch(base + c.path, burst ? { ...c.init, headers: { ...(c.init?.headers as Record<string, string>), ...burst } } : c.init)
   const text = await response.text()
   const contentType = response.headers.get('content-type')
   const headers = Object.fromEntries(Object.keys(c.headers ?? {}).map((name) => [name, response.headers.get(name)]))
@@ -98,6 +99,16 @@ function parsed(body: string): unknown {
   } catch {
     return body
   }
+}
+
+/**
+ * Send `cases` at once, as one burst: the test Worker holds them until all
+ * have reached its isolate (test/workers/burst-barrier.ts), so that they are
+ * concurrent there however the loaded machine spaces their arrival.
+ */
+const sendBurst = (base: string, cases: Case[]) => {
+  const burst = burstHeader(crypto.randomUUID(), cases.length)
+  return Promise.all(cases.map((c) => send(base, c, burst)))
 }
 
 const expected = (c: Case): Seen => ({ status: c.status, contentType: c.contentType, headers: c.headers ?? {}, body: c.body })
@@ -149,7 +160,7 @@ for (const [runtime, baseOf] of [
       })
       const deployments = ['GatheredItems', 'JsonDoubler', 'SeedAdder']
       const before = await Promise.all(deployments.map((d) => objectCalls(baseOf(), d)))
-      const seen = await Promise.all(cases.map((c) => send(baseOf(), c)))
+      const seen = await sendBurst(baseOf(), cases)
       const after = await Promise.all(deployments.map((d) => objectCalls(baseOf(), d)))
 
       expect(seen).toEqual(cases.map(expected))
@@ -168,7 +179,7 @@ for (const [runtime, baseOf] of [
         contentType: 'application/json',
         body: { id: i, sum: i + (i === 5 ? 2 : 1) },
       }))
-      const { result: seen, added } = await callsDuring(baseOf(), 'GatheredItems', () => Promise.all(cases.map((c) => send(baseOf(), c))))
+      const { result: seen, added } = await callsDuring(baseOf(), 'GatheredItems', () => sendBurst(baseOf(), cases))
       expect(seen).toEqual(cases.map(expected))
       expect(added.items).toBe(12)
       // The large one came alone; the rest shared calls.
@@ -227,7 +238,7 @@ describe('Workers: errors of carried items, each its own', () => {
     const sumRuns = async (from: number) =>
       (await (await fetch(`${direct.url}/coalescing/sum-runs?to=gathered&from=${from}`)).json()) as { size: number; refused: boolean }[]
     const runsBefore = (await sumRuns(0)).length
-    const { result: seen, added } = await callsDuring(direct.url, 'GatheredItems', () => Promise.all(to('gathered').map((c) => send(direct.url, c))))
+    const { result: seen, added } = await callsDuring(direct.url, 'GatheredItems', () => sendBurst(direct.url, to('gathered')))
     expect(seen).toEqual(to('gathered').map(expected))
     expect(added.items).toBe(18)
     expect(added.calls, JSON.stringify(added)).toBeLessThan(18)
@@ -271,7 +282,7 @@ describe('Workers: coalesceCalls: false', () => {
           }
         : { path: `/coalescing/alone?id=${i}`, init: json({ row: [i, 1] }), status: 200, contentType: 'application/json', body: { id: i, sum: i + 1 } },
     )
-    const { result: seen, added } = await callsDuring(direct.url, 'AloneItems', () => Promise.all(cases.map((c) => send(direct.url, c))))
+    const { result: seen, added } = await callsDuring(direct.url, 'AloneItems', () => sendBurst(direct.url, cases))
     expect(seen).toEqual(cases.map(expected))
     expect(added).toEqual({ calls: 24, items: 24, single: 24, empty: 0 })
   })
@@ -351,9 +362,12 @@ describe('Workers: the client of the request that sent a carried call goes away'
     const N = 6
     const heldState = async () => (await (await fetch(`${direct.url}/coalescing/held/carried`)).json()) as { carried: number[][]; left: number[] }
     const connections = await Promise.all(Array.from({ length: N }, () => RawConnection.open(direct.url)))
-    // Written together, so that the isolate takes them in one turn and carries them in one call.
+    // One burst, so that the isolate takes them in one turn and carries them in one call.
+    const [burst, size] = Object.entries(burstHeader(crypto.randomUUID(), N))[0]!
     await Promise.all(
-      connections.map((connection, id) => connection.send(`GET /coalescing/held?id=${id}&round=${ROUND} HTTP/1.1\r\nhost: edgeserve.test\r\n\r\n`)),
+      connections.map((connection, id) =>
+        connection.send(`GET /coalescing/held?id=${id}&round=${ROUND} HTTP/1.1\r\nhost: edgeserve.test\r\n${burst}: ${size}\r\n\r\n`),
+      ),
     )
     await waitFor(async () => (await heldState()).carried.flat().length === N, 'every held request to reach the object')
 
@@ -399,9 +413,13 @@ describe('Workers: an overloaded object refuses a carried call', () => {
   it('answers each GET and POST of a concurrent burst 503 with Retry-After and the JSON error, in fewer refused calls than requests', async () => {
     const refused = async () => (await (await fetch(`${direct.url}/overloaded/alone/refused`)).json()) as number
     const before = await refused()
+    const burst = burstHeader(crypto.randomUUID(), 16)
     const responses = await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
-        fetch(`${direct.url}/overloaded/alone`, i % 4 === 3 ? { method: 'POST', body: `post ${i}`, headers: { 'content-type': 'text/plain' } } : undefined),
+        fetch(
+          `${direct.url}/overloaded/alone`,
+          i % 4 === 3 ? { method: 'POST', body: `post ${i}`, headers: { 'content-type': 'text/plain', ...burst } } : { headers: burst },
+        ),
       ),
     )
     for (const response of responses) await expectOverloaded(response)
@@ -446,11 +464,12 @@ describe('Workers: streamed answers of carried requests', () => {
     for (const text of PROMPTS) alone.push(await (await fetch(direct.url + generate(text))).text())
 
     const { result, added } = await callsDuring(direct.url, 'BatchTextGenerator', async () => {
+      const headers = burstHeader(crypto.randomUUID(), 2 * PROMPTS.length)
       const streams = PROMPTS.map(async (text) => {
-        const response = await fetch(`${direct.url}/generate/stream?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`)
+        const response = await fetch(`${direct.url}/generate/stream?text=${encodeURIComponent(text)}&maxTokens=${TOKENS}`, { headers })
         return { contentType: response.headers.get('content-type'), ...(await readStream(response)) }
       })
-      const whole = PROMPTS.map(async (text) => (await fetch(direct.url + generate(text))).text())
+      const whole = PROMPTS.map(async (text) => (await fetch(direct.url + generate(text), { headers })).text())
       return { streams: await Promise.all(streams), whole: await Promise.all(whole) }
     })
     expect(result.whole).toEqual(alone)

@@ -13,6 +13,7 @@ import { overloadApp } from './overload-app.js'
 import { sharedBatchApp } from './shared-batch-app.js'
 import { disconnectApp, held } from './disconnect-app.js'
 import { coalescingApp, tail } from './coalescing-app.js'
+import { burstBarrier } from './burst-barrier.js'
 
 /** The seed adder, slowed so that concurrent requests meet in the queue. */
 const adder = deployment(BatchAdder, { name: 'SeedAdder' }).bind({ workMs: 40 })
@@ -109,6 +110,8 @@ const jsonDoubler = deployment(Doubler, { name: 'JsonDoubler' })
 type Env = Record<string, unknown>
 
 const app = new Hono<{ Bindings: Env }>()
+  // Requests a test marks as one burst go on together once all have come (test/workers/burst-barrier.ts).
+  .use(burstBarrier)
   .get('/adder', ingress(adder))
   .get('/recorder', ingress(recorder))
   .get('/slow', ingress(slow))
