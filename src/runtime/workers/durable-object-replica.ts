@@ -99,7 +99,7 @@ export class DurableObjectReplica implements ReplicaEndpoint {
     if (this.#gathered && isCarriable(request)) return this.#fetchCarried(this.#gathered, request, call, idempotent)
     // The object computes the deadline itself from requestTimeoutS, and reads the model id from the
     // request's header; a Request carries nothing else.
-    return this.#withRetry(idempotent, `${request.method} request`, (stub) => stub.fetch(request))
+    return this.#withRetry(idempotent, `${request.method} request`, () => this.#stub().fetch(request))
   }
 
   invoke(method: string, args: unknown[], call: ReplicaCall): Promise<Outcome> {
@@ -110,7 +110,7 @@ export class DurableObjectReplica implements ReplicaEndpoint {
       const item: CarriedCall = { kind: 'call', token: nextToken(), deadline, multiplexedModelId, method, args }
       return this.#invokeCarried(this.#gathered!, item, bytes, call)
     }
-    return this.#withRetry(call.idempotent === true, `call of ${method}()`, (stub) => stub.invoke(method, args, { deadline, multiplexedModelId }))
+    return this.#withRetry(call.idempotent === true, `call of ${method}()`, () => this.#stub().invoke(method, args, { deadline, multiplexedModelId }))
   }
 
   async #fetchCarried(gathered: GatheredCalls<CarriedItem, CarriedAnswer>, request: Request, call: ReplicaCall, idempotent: boolean): Promise<Response> {
@@ -172,9 +172,15 @@ export class DurableObjectReplica implements ReplicaEndpoint {
     return stubNamed(this.namespace, this.name)
   }
 
-  async #withRetry<R>(idempotent: boolean, what: string, call: (stub: ReplicaStub) => Promise<R>): Promise<R> {
+  /**
+   * `call`, and once more if the object was reset and the call is
+   * idempotent. `call` takes its own stub: one made here for every call
+   * would cost each carried item a stub (an id hashed from the name) that it
+   * never uses.
+   */
+  async #withRetry<R>(idempotent: boolean, what: string, call: () => Promise<R>): Promise<R> {
     try {
-      return await call(this.#stub())
+      return await call()
     } catch (error) {
       // First: an overload may also be marked retryable, and must not be retried on the same object.
       if (isOverloaded(error)) throw this.#overloaded(error, what)
@@ -186,7 +192,7 @@ export class DurableObjectReplica implements ReplicaEndpoint {
         )
       }
       try {
-        return await call(this.#stub())
+        return await call()
       } catch (retryError) {
         if (isOverloaded(retryError)) throw this.#overloaded(retryError, what)
         if (!isReset(retryError)) throw retryError
