@@ -6,6 +6,10 @@
  *
  *   WRANGLER_BUILD_CONDITIONS=edgeserve-source,workerd,worker,browser tsx bench/workerd-direct.ts [wrangler.toml]
  *
+ * With `WORKERD_INSPECTOR=127.0.0.1:9229`, workerd also opens its inspector
+ * there: Chrome DevTools, or any client of the DevTools protocol, records the
+ * isolate's CPU and allocation profiles under load (bench/README.md).
+ *
  * Another Worker's wrangler.toml may be given: the workerd tests serve
  * theirs so when they need what only workerd's own socket does (it notices
  * a client that resets its connection; wrangler's proxy does not pass that on).
@@ -88,7 +92,8 @@ const worker :Workerd.Worker = (
 const workerdBinary = (createRequire(import.meta.url)('workerd') as { default: string }).default
 
 // workerd tells on its control pipe (fd 3) which port the socket took.
-const workerd = spawn(workerdBinary, ['serve', '--control-fd=3', join(outdir, 'config.capnp')], {
+const inspector = process.env.WORKERD_INSPECTOR ? ['--inspector-addr', process.env.WORKERD_INSPECTOR] : []
+const workerd = spawn(workerdBinary, ['serve', '--control-fd=3', ...inspector, join(outdir, 'config.capnp')], {
   stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
 })
 workerd.once('exit', (code, signal) => {
