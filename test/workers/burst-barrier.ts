@@ -16,20 +16,13 @@
  * on the way fails the test on its counts, not at the test's timeout.
  */
 import type { MiddlewareHandler } from 'hono'
+import { withResolvers, type Resolvers } from '../../src/batching/resolvers.js'
 
 /** How long the first requests of a burst wait for the rest. */
 const BURST_WAIT_MS = 5_000
 
-interface Resolvers {
-  promise: Promise<void>
-  resolve: () => void
-}
-
-/** `Promise.withResolvers()`, which workerd has and the ES2023 library this repository compiles against does not declare. */
-export const withResolvers = () => (Promise as unknown as { withResolvers(): Resolvers }).withResolvers()
-
 /** Each burst not yet whole: how many of it arrived, and what lets them go. */
-const bursts = new Map<string, { arrived: number; whole: Resolvers }>()
+const bursts = new Map<string, { arrived: number; whole: Resolvers<void> }>()
 
 /** The header that makes `size` requests one burst named `name`: a test spreads it into each request's headers. */
 export const burstHeader = (name: string, size: number) => ({ 'x-test-burst': `${name}/${size}` })
@@ -45,7 +38,7 @@ async function arrive(header: string): Promise<void> {
   const name = header.slice(0, slash)
   const size = Number(header.slice(slash + 1))
   let burst = bursts.get(name)
-  if (!burst) bursts.set(name, (burst = { arrived: 0, whole: withResolvers() }))
+  if (!burst) bursts.set(name, (burst = { arrived: 0, whole: withResolvers<void>() }))
   burst.arrived++
   if (burst.arrived >= size) {
     bursts.delete(name)

@@ -14,7 +14,7 @@ import { Hono } from 'hono'
 import { batch, deployment, getHandle, HTTPError, ingress } from 'edgeserve'
 import { stack } from 'edgeserve/onnx'
 import { durableObject } from 'edgeserve/workers'
-import { withResolvers } from './burst-barrier.js'
+import { withResolvers, type Resolvers } from '../../src/batching/resolvers.js'
 
 /** A pause with a pending timer of its own, as workerd asks of a request that waits. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -108,10 +108,10 @@ class Tail {
 export const tail = deployment(Tail, { name: 'TailItems', requestTimeoutS: 30 })
 
 /** Each round's gate, which its requests wait behind until the test opens it; round 0 has none. */
-const gates = new Map<number, ReturnType<typeof withResolvers>>()
+const gates = new Map<number, Resolvers<void>>()
 const gateOf = (round: number) => {
   let gate = gates.get(round)
-  if (!gate) gates.set(round, (gate = withResolvers()))
+  if (!gate) gates.set(round, (gate = withResolvers<void>()))
   return gate
 }
 
@@ -128,7 +128,7 @@ class Held {
       // A pending timer of its own: workerd cancels as hung a request that waits only on another request's doing.
       const alive = setTimeout(() => undefined, 60_000)
       const { signal } = request
-      const leaving = withResolvers()
+      const leaving = withResolvers<void>()
       const leave = () => leaving.resolve()
       signal.addEventListener('abort', leave, { once: true })
       try {
