@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { getEventListeners } from 'node:events'
 import { ItemTooLargeError, RequestTimeoutError, batch, runWithContext, type BatchOptions } from '../../../src/index.js'
 import { deferred, flushQueue, passOwedLoopTurns, useFakeTime } from '../../support/deferred.js'
@@ -412,12 +412,38 @@ describe('ambient request context', () => {
 })
 
 describe('a settled call stops watching its signal and deadline', () => {
-  /** Timers alive in the process now: a deadline left watched keeps one. */
-  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
+  /**
+   * The timers set from now on that have neither fired nor been cleared: a
+   * deadline left watched keeps one. Only timers set through the global
+   * setTimeout during the test are counted, not every timer in the process:
+   * those of the test runner come and go on their own, and a count of them
+   * all changed under a loaded machine while this test ran.
+   */
+  function pendingTimers(): () => number {
+    const pending = new Set<ReturnType<typeof setTimeout>>()
+    const { setTimeout: realSet, clearTimeout: realClear } = globalThis
+    const set = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      const timer = realSet(() => {
+        pending.delete(timer)
+        callback(...args)
+      }, ms)
+      pending.add(timer)
+      return timer
+    }) as typeof setTimeout)
+    const clear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation((timer) => {
+      pending.delete(timer as ReturnType<typeof setTimeout>)
+      realClear(timer)
+    })
+    onTestFinished(() => {
+      set.mockRestore()
+      clear.mockRestore()
+    })
+    return () => pending.size
+  }
 
   it('whether its batch also holds calls that nothing watches', async () => {
     const f = batch(async (xs: number[]) => xs.map((x) => (x === 3 ? new Error('bad 3') : x * 10)), { maxBatchSize: 8 })
-    const before = timers()
+    const timers = pendingTimers()
     const controller = new AbortController()
     const results = Promise.allSettled([
       f(1),
@@ -427,10 +453,10 @@ describe('a settled call stops watching its signal and deadline', () => {
       f(5),
     ])
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
-    expect(timers()).toBe(before + 1)
+    expect(timers()).toBe(1)
     expect((await results).map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 20, 'bad 3', 40, 50])
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
-    expect(timers()).toBe(before)
+    expect(timers()).toBe(0)
     expect(f.stats()).toMatchObject({ queueLength: 0, batchesInFlight: 0 })
   })
 
