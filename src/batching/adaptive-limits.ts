@@ -52,8 +52,12 @@ export class AdaptiveLimits implements BatchSizeLimits {
     if (key.id === undefined) return this.unkeyed
     let estimate = this.estimates.get(key.id)
     if (estimate === undefined) {
-      const { unkeyed } = this
-      estimate = new AdaptiveBatchSize(this.settings, unkeyed.latencyTargetMs, unkeyed.now, unkeyed.frozenClock)
+      // A new key starts where the key learned from last settled, and probes from there: the keys
+      // of one queue run the same function on other inputs (width buckets, models), whose best sizes
+      // are most often near each other. From 1, a key whose batches come about one a second, between
+      // other keys' (the OCR recognizer's width buckets), took a dozen seconds or more to climb.
+      const { unkeyed, lastLearned } = this
+      estimate = new AdaptiveBatchSize(this.settings, unkeyed.latencyTargetMs, unkeyed.now, unkeyed.frozenClock, lastLearned.chosenSize)
       estimate.admitted(unkeyed.floor)
       if (this.estimates.size >= MAX_ESTIMATES) this.estimates.delete(this.estimates.keys().next().value!)
       this.estimates.set(key.id, estimate)

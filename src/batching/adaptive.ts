@@ -221,10 +221,12 @@ export class AdaptiveBatchSize {
     readonly now: Clock = () => performance.now(),
     /** The clock stands still while code runs (Workers): nothing here can be timed, so it never learns. */
     readonly frozenClock: boolean = host.clockStandsStill,
+    /** The size to start from, before any batch is measured (the ladder's size at or below it): 1 unless told. */
+    startAt = 1,
   ) {
-    this.rebuild()
+    this.rebuild(startAt)
     this.blind = frozenClock
-    this.next = frozenClock ? settings.maxBatchSize : this.ladder[0]!.size
+    this.next = frozenClock ? settings.maxBatchSize : this.ladder[this.chosen]!.size
     this.lastReported = this.next
   }
 
@@ -257,9 +259,8 @@ export class AdaptiveBatchSize {
     if (this.next < units) this.next = Math.min(units, this.settings.maxBatchSize)
   }
 
-  /** `maxBatchSize` changed: the ladder is made again, the limit kept where it still fits. */
-  private rebuild(): void {
-    const previous = this.ladder[this.chosen]?.size ?? 1
+  /** `maxBatchSize` changed: the ladder is made again, the limit kept where it still fits (or put at `previous`). */
+  private rebuild(previous = this.ladder[this.chosen]!.size): void {
     this.ladderMax = this.settings.maxBatchSize
     this.ladder = sizeLadder(this.ladderMax).map((size) => ({ size, units: 0, ms: 0, samples: 0, at: 0, batch: 0, off: 0 }))
     this.chosen = 0

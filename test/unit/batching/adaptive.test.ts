@@ -190,6 +190,34 @@ describe('adaptive batch size: one estimate per batch key', () => {
     expect(mostSeen(sizes.wide!.slice(-100)).limit).toBe(64)
   })
 
+  it('starts a new key where the key learned from last settled, not at 1', async () => {
+    // An overhead-bound cost, the same for both keys: 16, the bound, serves the most.
+    const cost: Cost = (n) => 40 + n
+    const clock = { now: 1000 }
+    const sizes: Record<string, number[]> = { first: [], later: [] }
+    const queue = new BatchQueue<string, string>(
+      getValidOptions({ maxBatchSize: 16, adaptive: true, batchKey: (key: string) => key }),
+      promiseRunner(async (items: string[], info) => {
+        clock.now += cost(items.length)
+        sizes[info.key!]!.push(items.length)
+        return items
+      }, false),
+      () => clock.now,
+    )
+    const call = promiseCalls(queue)
+    const closedLoop = (key: string, untilMs: number) =>
+      Promise.all(
+        Array.from({ length: 64 }, async () => {
+          while (clock.now < untilMs) await call(key)
+        }),
+      )
+    await closedLoop('first', clock.now + 20_000)
+    expect(mostSeen(sizes.first!.slice(-50)).limit).toBe(16)
+    await closedLoop('later', clock.now + 200)
+    // From 1 it would have run batches of 1, then 2, 3, 4... for its first few dozen.
+    expect(sizes.later!.slice(0, 2)).toEqual([16, 16])
+  })
+
   it('keeps a slow key at the size that serves most, while twelve keys take turns (the OCR recognizer on a CPU)', async () => {
     // 60 ms a line and 10% more per line for each other line in the batch (padded to the widest):
     // one line a run serves the most. Batches take 60 ms to over a second, and each key's come

@@ -124,8 +124,10 @@ describe('AdaptiveLimits', () => {
     const limit = a.limits.limitOf(first)
     a.run(first, overhead, 400, limit)
     for (let i = 0; i < 64; i++) a.run(keyed(`other ${i}`), kneeAt4, 1)
-    // A new estimate for 'first' starts over; the calls that hold the old one still see what it learned.
-    expect(a.limits.limitOf(first).batchSizeLimit).toBe(1)
+    a.run(keyed('other 63'), kneeAt4, 400)
+    // A new estimate for 'first' starts where the key learned last settled, not from what 'first'
+    // learned; the calls that hold the old one still see that.
+    expect(a.limits.limitOf(first).batchSizeLimit).toBe(4)
     expect(limit.batchSizeLimit).toBe(64)
     a.run(first, kneeAt4, 400, limit)
     expect(limit.batchSizeLimit).toBe(4)
