@@ -65,6 +65,37 @@ async function limitsSeen(s: Sim, clients: number, ms: number): Promise<number[]
   return seen
 }
 
+/**
+ * A queue with a batch key, whose handler takes `cost(key, n)` ms of fake
+ * time for a batch of n items of `key`; `sizes` holds each key's batches,
+ * `batches` all of them in the order they ran.
+ */
+function keyedSimulation(cost: (key: string, n: number) => number, maxBatchSize: number) {
+  const clock = { now: 1000 }
+  const sizes: Record<string, number[]> = {}
+  const batches: number[] = []
+  const queue = new BatchQueue<string, string>(
+    getValidOptions({ maxBatchSize, adaptive: true, batchKey: (key: string) => key }),
+    promiseRunner(async (items: string[], info) => {
+      clock.now += cost(info.key!, items.length)
+      const ofKey = (sizes[info.key!] ??= [])
+      ofKey.push(items.length)
+      batches.push(items.length)
+      return items
+    }, false),
+    () => clock.now,
+  )
+  const call = promiseCalls(queue)
+  /** `clients` callers, the i-th calling key `keyOf(i)` again as soon as its call returns. */
+  const closedLoop = (clients: number, keyOf: (i: number) => string, untilMs: number) =>
+    Promise.all(
+      Array.from({ length: clients }, async (_, i) => {
+        while (clock.now < untilMs) await call(keyOf(i))
+      }),
+    )
+  return { clock, sizes, batches, closedLoop }
+}
+
 /** Items per ms at each size of the ladder: the size the queue should choose, computed from the curve itself. */
 function bestOnLadder(cost: Cost, max: number): number {
   const sizes = sizeLadder(max)
@@ -167,53 +198,18 @@ describe('adaptive batch size: one estimate per batch key', () => {
   it('settles each key on its own size when their costs differ (width buckets)', async () => {
     // Narrow lines: a knee at 16. Wide lines: a large overhead, so the biggest batch is best.
     const costs: Record<string, Cost> = { narrow: (n) => (n <= 16 ? 2 + 0.5 * n : 10 + 3 * (n - 16)), wide: (n) => 50 + 0.1 * n }
-    const clock = { now: 1000 }
-    const sizes: Record<string, number[]> = { narrow: [], wide: [] }
-    const queue = new BatchQueue<string, string>(
-      getValidOptions({ maxBatchSize: 64, adaptive: true, batchKey: (width: string) => width }),
-      promiseRunner(async (items: string[], info) => {
-        clock.now += costs[info.key!]!(items.length)
-        sizes[info.key!]!.push(items.length)
-        return items
-      }, false),
-      () => clock.now,
-    )
-    const call = promiseCalls(queue)
-    const end = clock.now + 60_000
-    await Promise.all(
-      Array.from({ length: 256 }, async (_, i) => {
-        const width = i % 2 === 0 ? 'narrow' : 'wide'
-        while (clock.now < end) await call(width)
-      }),
-    )
+    const { clock, sizes, closedLoop } = keyedSimulation((key, n) => costs[key]!(n), 64)
+    await closedLoop(256, (i) => (i % 2 === 0 ? 'narrow' : 'wide'), clock.now + 60_000)
     expect(mostSeen(sizes.narrow!.slice(-200)).limit).toBe(16)
     expect(mostSeen(sizes.wide!.slice(-100)).limit).toBe(64)
   })
 
   it('starts a new key where the key learned from last settled, not at 1', async () => {
     // An overhead-bound cost, the same for both keys: 16, the bound, serves the most.
-    const cost: Cost = (n) => 40 + n
-    const clock = { now: 1000 }
-    const sizes: Record<string, number[]> = { first: [], later: [] }
-    const queue = new BatchQueue<string, string>(
-      getValidOptions({ maxBatchSize: 16, adaptive: true, batchKey: (key: string) => key }),
-      promiseRunner(async (items: string[], info) => {
-        clock.now += cost(items.length)
-        sizes[info.key!]!.push(items.length)
-        return items
-      }, false),
-      () => clock.now,
-    )
-    const call = promiseCalls(queue)
-    const closedLoop = (key: string, untilMs: number) =>
-      Promise.all(
-        Array.from({ length: 64 }, async () => {
-          while (clock.now < untilMs) await call(key)
-        }),
-      )
-    await closedLoop('first', clock.now + 20_000)
+    const { clock, sizes, closedLoop } = keyedSimulation((_, n) => 40 + n, 16)
+    await closedLoop(64, () => 'first', clock.now + 20_000)
     expect(mostSeen(sizes.first!.slice(-50)).limit).toBe(16)
-    await closedLoop('later', clock.now + 200)
+    await closedLoop(64, () => 'later', clock.now + 200)
     // From 1 it would have run batches of 1, then 2, 3, 4... for its first few dozen.
     expect(sizes.later!.slice(0, 2)).toEqual([16, 16])
   })
@@ -222,28 +218,10 @@ describe('adaptive batch size: one estimate per batch key', () => {
     // 60 ms a line and 10% more per line for each other line in the batch (padded to the widest):
     // one line a run serves the most. Batches take 60 ms to over a second, and each key's come
     // between eleven other keys', so seconds pass between two batches of one key.
-    const cost: Cost = (n) => 60 * n * (1 + 0.1 * (n - 1))
-    const keys = Array.from({ length: 12 }, (_, i) => `w${i}`)
-    const clock = { now: 1000 }
-    const sizes: number[] = []
-    const queue = new BatchQueue<string, string>(
-      getValidOptions({ maxBatchSize: 8, adaptive: true, batchKey: (key: string) => key }),
-      promiseRunner(async (items: string[]) => {
-        clock.now += cost(items.length)
-        sizes.push(items.length)
-        return items
-      }, false),
-      () => clock.now,
-    )
-    const call = promiseCalls(queue)
-    const end = clock.now + 600_000
-    await Promise.all(
-      Array.from({ length: 64 }, async (_, i) => {
-        while (clock.now < end) await call(keys[i % keys.length]!)
-      }),
-    )
+    const { clock, batches, closedLoop } = keyedSimulation((_, n) => 60 * n * (1 + 0.1 * (n - 1)), 8)
+    await closedLoop(64, (i) => `w${i % 12}`, clock.now + 600_000)
     // Probes run up to three batches of 2 after every eight at the limit; a key that climbed would run 3s, 4s and more.
-    const recent = sizes.slice(-1000)
+    const recent = batches.slice(-1000)
     expect(recent.filter((n) => n === 1).length / recent.length).toBeGreaterThan(0.7)
     expect(recent.filter((n) => n > 2).length).toBe(0)
   })
