@@ -8,10 +8,14 @@ import { ocrFixed } from './apps/batch-sizes.js'
 import { isolateLimit } from './apps/isolate-limit.js'
 import { RawNoOp, rawHopRoute } from './apps/raw-hop.js'
 import { inWorkerRoutes } from './apps/in-worker.js'
+import { objectsApart } from './apps/objects-apart.js'
 
 rawHopRoute(app)
 inWorkerRoutes(app)
-export default serveWorker(app)
+const worker = serveWorker(app)
+export default {
+  fetch: (request: Request, env: Record<string, unknown>, ctx: unknown) => worker.fetch(request, objectsApart(env), ctx),
+}
 
 export { RawNoOp }
 export const IsolateLimit = durableObject(isolateLimit)

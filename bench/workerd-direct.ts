@@ -25,9 +25,10 @@
  * Miniflare does under `wrangler dev`, so both ways run with the flags the
  * bench sets (`--initial-old-space-size=8`: test/support/wrangler-dev.ts says why).
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -65,55 +66,96 @@ const name = config.name ?? 'worker'
 const bindings = config.durable_objects.bindings
 const v8Flags = (process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '').split(' ').filter(Boolean)
 
+/** The two ways workerd runs here: the Worker and its objects in one process, or each in its own (objects-apart.ts). */
+const apart = process.env.WORKERD_OBJECTS_APART === '1'
+const debugPort = apart ? await freeAddress() : undefined
+
 // workerd's config in Cap'n Proto text. Strings are written as JSON strings, which that format reads
 // alike. Durable Objects are kept in memory: each run starts from fresh objects.
 const text = (value: string) => JSON.stringify(value)
 const list = (items: string[]) => `[\n    ${items.join(',\n    ')}\n  ]`
-writeFileSync(
-  join(outdir, 'config.capnp'),
-  `using Workerd = import "/workerd/workerd.capnp";
+/** A config of the Worker, with its socket, or none for the objects' process; `extra` bindings are text but for the debug port's. */
+function writeConfig(file: string, socket: boolean, extra: Record<string, string> = {}): string {
+  const namespaces = bindings.map((b) => `(name = ${text(b.name)}, durableObjectNamespace = ${text(b.class_name)})`)
+  const extras = Object.entries(extra).map(([key, value]) => `(name = ${text(key)}, text = ${text(value)})`)
+  const debug = 'OBJECTS_AT' in extra ? ['(name = "OBJECTS_DEBUG_PORT", workerdDebugPort = void)'] : []
+  const path = join(outdir, file)
+  writeFileSync(
+    path,
+    `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [(name = ${text(name)}, worker = .worker)],
-  sockets = [(name = "http", address = "127.0.0.1:0", http = (), service = ${text(name)})],
+  sockets = [${socket ? `(name = "http", address = "127.0.0.1:0", http = (), service = ${text(name)})` : ''}],
   v8Flags = ${list(v8Flags.map(text))},
 );
 const worker :Workerd.Worker = (
   modules = ${list(files.map((file) => `(name = ${text(file)}, ${KINDS[file.slice(file.lastIndexOf('.') + 1) as keyof typeof KINDS]} = embed ${text(file)})`))},
   compatibilityDate = ${text(config.compatibility_date!)},
   compatibilityFlags = ${list(config.compatibility_flags.map(text))},
-  bindings = ${list(bindings.map((b) => `(name = ${text(b.name)}, durableObjectNamespace = ${text(b.class_name)})`))},
+  bindings = ${list([...namespaces, ...extras, ...debug])},
   durableObjectNamespaces = ${list(bindings.map((b) => `(className = ${text(b.class_name)}, uniqueKey = ${text(`${name}-${b.class_name}`)}, enableSql = true)`))},
   durableObjectStorage = (inMemory = void),
 );
 `,
-)
+  )
+  return path
+}
 
 /** The workerd binary of the `workerd` package: the one wrangler dev runs (a CommonJS module without types). */
 const workerdBinary = (createRequire(import.meta.url)('workerd') as { default: string }).default
 
+const processes: ChildProcess[] = []
+/** Start workerd on `configPath`; any exit but ours ends this script. */
+function startWorkerd(configPath: string, args: string[]): ChildProcess {
+  const workerd = spawn(workerdBinary, ['serve', '--control-fd=3', ...args, configPath], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] })
+  workerd.once('exit', (code, signal) => {
+    console.error(`workerd exited (${signal ?? code})`)
+    for (const each of processes) each.kill()
+    rmSync(outdir, { recursive: true, force: true })
+    process.exit(1)
+  })
+  processes.push(workerd)
+  return workerd
+}
+
+if (debugPort !== undefined) {
+  startWorkerd(writeConfig('objects.capnp', false), ['--debug-port', debugPort])
+}
+const classes = JSON.stringify(Object.fromEntries(bindings.map((b) => [b.name, b.class_name])))
+const front =
+  debugPort === undefined
+    ? writeConfig('config.capnp', true)
+    : writeConfig('front.capnp', true, { OBJECTS_AT: debugPort, OBJECTS_SERVICE: name, OBJECT_CLASSES: classes })
 // workerd tells on its control pipe (fd 3) which port the socket took.
 const inspector = process.env.WORKERD_INSPECTOR ? ['--inspector-addr', process.env.WORKERD_INSPECTOR] : []
-const workerd = spawn(workerdBinary, ['serve', '--control-fd=3', ...inspector, join(outdir, 'config.capnp')], {
-  stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
-})
-workerd.once('exit', (code, signal) => {
-  console.error(`workerd exited (${signal ?? code})`)
-  rmSync(outdir, { recursive: true, force: true })
-  process.exit(1)
-})
-createInterface({ input: workerd.stdio[3] as Readable }).on('line', (line) => {
+// workerd calls the debug-port binding experimental, and serves it only so.
+const worker = startWorkerd(front, [...inspector, ...(debugPort === undefined ? [] : ['--experimental'])])
+createInterface({ input: worker.stdio[3] as Readable }).on('line', (line) => {
   const message = JSON.parse(line) as { event?: string; socket?: string; port?: number }
   if (message.event === 'listen' && message.socket === 'http') console.log(`READY http://127.0.0.1:${message.port}`)
 })
 
+/** A loopback address no one listens on now, for the objects' debug port. */
+async function freeAddress(): Promise<string> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return `127.0.0.1:${port}`
+}
+
 // Exit once workerd has: waited for, it leaves no process behind, not even an unreaped one.
 const stop = () => {
-  workerd.removeAllListeners('exit')
-  workerd.once('exit', () => {
-    rmSync(outdir, { recursive: true, force: true })
-    process.exit(0)
-  })
-  workerd.kill()
+  let left = processes.length
+  for (const each of processes) {
+    each.removeAllListeners('exit')
+    each.once('exit', () => {
+      if (--left > 0) return
+      rmSync(outdir, { recursive: true, force: true })
+      process.exit(0)
+    })
+    each.kill()
+  }
 }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
