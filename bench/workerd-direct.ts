@@ -74,11 +74,22 @@ const debugPort = apart ? await freeAddress() : undefined
 // alike. Durable Objects are kept in memory: each run starts from fresh objects.
 const text = (value: string) => JSON.stringify(value)
 const list = (items: string[]) => `[\n    ${items.join(',\n    ')}\n  ]`
-/** A config of the Worker, with its socket, or none for the objects' process; `extra` bindings are text but for the debug port's. */
-function writeConfig(file: string, socket: boolean, extra: Record<string, string> = {}): string {
+/**
+ * A config of the Worker: with its socket, or none for the objects' process. With `objectsAt` (the
+ * objects' debug port), the bindings by which objects-apart.ts reaches them there.
+ */
+function writeConfig(file: string, socket: boolean, objectsAt?: string): string {
   const namespaces = bindings.map((b) => `(name = ${text(b.name)}, durableObjectNamespace = ${text(b.class_name)})`)
-  const extras = Object.entries(extra).map(([key, value]) => `(name = ${text(key)}, text = ${text(value)})`)
-  const debug = 'OBJECTS_AT' in extra ? ['(name = "OBJECTS_DEBUG_PORT", workerdDebugPort = void)'] : []
+  const classes = JSON.stringify(Object.fromEntries(bindings.map((b) => [b.name, b.class_name])))
+  const apartBindings =
+    objectsAt === undefined
+      ? []
+      : [
+          `(name = "OBJECTS_AT", text = ${text(objectsAt)})`,
+          `(name = "OBJECTS_SERVICE", text = ${text(name)})`,
+          `(name = "OBJECT_CLASSES", text = ${text(classes)})`,
+          '(name = "OBJECTS_DEBUG_PORT", workerdDebugPort = void)',
+        ]
   const path = join(outdir, file)
   writeFileSync(
     path,
@@ -92,7 +103,7 @@ const worker :Workerd.Worker = (
   modules = ${list(files.map((file) => `(name = ${text(file)}, ${KINDS[file.slice(file.lastIndexOf('.') + 1) as keyof typeof KINDS]} = embed ${text(file)})`))},
   compatibilityDate = ${text(config.compatibility_date!)},
   compatibilityFlags = ${list(config.compatibility_flags.map(text))},
-  bindings = ${list([...namespaces, ...extras, ...debug])},
+  bindings = ${list([...namespaces, ...apartBindings])},
   durableObjectNamespaces = ${list(bindings.map((b) => `(className = ${text(b.class_name)}, uniqueKey = ${text(`${name}-${b.class_name}`)}, enableSql = true)`))},
   durableObjectStorage = (inMemory = void),
 );
@@ -121,11 +132,7 @@ function startWorkerd(configPath: string, args: string[]): ChildProcess {
 if (debugPort !== undefined) {
   startWorkerd(writeConfig('objects.capnp', false), ['--debug-port', debugPort])
 }
-const classes = JSON.stringify(Object.fromEntries(bindings.map((b) => [b.name, b.class_name])))
-const front =
-  debugPort === undefined
-    ? writeConfig('config.capnp', true)
-    : writeConfig('front.capnp', true, { OBJECTS_AT: debugPort, OBJECTS_SERVICE: name, OBJECT_CLASSES: classes })
+const front = writeConfig(debugPort === undefined ? 'config.capnp' : 'front.capnp', true, debugPort)
 // workerd tells on its control pipe (fd 3) which port the socket took.
 const inspector = process.env.WORKERD_INSPECTOR ? ['--inspector-addr', process.env.WORKERD_INSPECTOR] : []
 // workerd calls the debug-port binding experimental, and serves it only so.
