@@ -31,9 +31,11 @@
  *   every few batches).
  * - It learns only from what it runs, so it probes: under load (calls wait,
  *   or the last batch filled its limit), every few batches it runs one or
- *   two batches a step above or below the limit, and at once after the
- *   limit moved (in the direction it moved) or when a size it has not
- *   measured lately is next to the limit. That is
+ *   two batches a step above or below the limit (without a latency target,
+ *   at most four times a second: where batches take a millisecond, probes
+ *   every few batches are a quarter of them, all off the limit), and at once
+ *   after the limit moved (in the direction it moved), after a change, or
+ *   when a size it has not measured lately is next to the limit. That is
  *   hill climbing on the measured curve; it finds the peak of a curve with
  *   one peak, which is what batching cost curves have.
  * - A change of the curve shows as the limit's own batches off their mean
@@ -121,6 +123,15 @@ export const STALE_MS = 3000
 const STALE_BATCHES = 24
 /** Batches at the limit between two probes, while calls are queued. */
 export const PROBE_EVERY = 8
+/**
+ * And milliseconds, at least, between two probes on that schedule: where
+ * batches take a millisecond or two, probes PROBE_EVERY batches apart ran a
+ * quarter of all batches off the limit (the house-price MLP in a Node
+ * server, 400 batches a second: about 10% of its requests a second). A few
+ * probes a second keep the sizes next to the limit measured, well within
+ * STALE_MS; batches that take 30 ms or more are not held back by it.
+ */
+const PROBE_GAP_MS = 250
 /** Batches a probe gets to measure its size; it ends sooner once the size has MIN_SAMPLES new ones. */
 const PROBE_BATCHES = 3
 /**
@@ -197,6 +208,8 @@ export class AdaptiveBatchSize {
    */
   private filledInWait: number | undefined = undefined
   private sinceProbe = 0
+  /** Clock time the last probe started. */
+  private lastProbeAt = Number.NEGATIVE_INFINITY
   private probeUpNext = true
   /** Units arriving per millisecond, and what it is measured from. */
   private arrivalRate = 0
@@ -330,7 +343,7 @@ export class AdaptiveBatchSize {
         this.chosen = choice
         // Keep going the way it moved: the next size that way is measured at once.
         this.probeUpNext = choice > before
-        this.sinceProbe = PROBE_EVERY
+        this.probeAtOnce()
       } else {
         // One measurement may be noise: the new size is measured again, and taken if it still wins
         // (unless it won by far: climbing from a batch of one, each step up is often 30% faster or more).
@@ -463,7 +476,7 @@ export class AdaptiveBatchSize {
         for (const other of this.ladder) if (other !== point) other.samples = 0
         this.probe = undefined
         this.pending = undefined
-        this.sinceProbe = PROBE_EVERY
+        this.probeAtOnce()
       }
     }
     // A batch far off its size's mean is left out of it (a pause for garbage
@@ -562,15 +575,22 @@ export class AdaptiveBatchSize {
     const abovePeak = rising ? this.step(peak, 1) : undefined
     let index: number | undefined
     if (unknown(abovePeak) && this.mayProbeUp(abovePeak!, now)) index = abovePeak
-    else if (this.sinceProbe >= PROBE_EVERY) {
+    else if (this.sinceProbe >= PROBE_EVERY && this.scheduleAllows(now)) {
       index = this.probeUpNext ? (up ?? down) : (down ?? up)
       this.probeUpNext = index === down
     } else if (unknown(up)) index = up
     else if (unknown(down)) index = down
     if (index === undefined) return
     this.sinceProbe = 0
+    this.lastProbeAt = now
     const point = this.ladder[index]!
     this.probe = { index, left: PROBE_BATCHES, samplesBefore: this.usable(point, now) ? point.samples : 0 }
+  }
+
+  /** The next batch that may probe does, without waiting for the schedule (PROBE_EVERY, PROBE_GAP_MS). */
+  private probeAtOnce(): void {
+    this.sinceProbe = PROBE_EVERY
+    this.lastProbeAt = Number.NEGATIVE_INFINITY
   }
 
   /**
@@ -615,6 +635,17 @@ export class AdaptiveBatchSize {
     const next = this.ladder[index]!
     const ms = this.usable(next, now) ? next.ms : (current.ms * next.size) / current.units
     return this.latency(ms) <= target
+  }
+
+  /**
+   * Whether PROBE_GAP_MS has passed since the last probe, or needs not:
+   * with a latency target, probes keep the limit within it as the load
+   * moves, not only the curve, and a limit that stopped keeping up must
+   * find out within a few batches (held back a quarter of a second, a limit
+   * of 2 that fell behind 250 calls/s grew the queue to 23 calls).
+   */
+  private scheduleAllows(now: number): boolean {
+    return this.latencyTargetMs !== undefined || now - this.lastProbeAt >= PROBE_GAP_MS
   }
 
   /**
