@@ -75,9 +75,12 @@ declare const IdentityTransformStream: (new () => TransformStream<Uint8Array, Ui
 const inWorkerd = typeof IdentityTransformStream === 'function'
 const Pipe = inWorkerd ? IdentityTransformStream : TransformStream<Uint8Array, Uint8Array>
 
+/** A request without a body has nothing left to read. */
+const nothingLeft = async (): Promise<void> => undefined
+
 export function watchBody(request: Request): WatchedRequest {
   const source = request.body
-  if (!source) return { request, readRestAfter: async () => undefined }
+  if (!source) return { request, readRestAfter: nothingLeft }
   const reader = source.getReader()
   // workerd allows one pending read on a request body: reads queue here.
   let lastRead: Promise<unknown> = Promise.resolve()

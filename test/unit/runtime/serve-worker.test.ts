@@ -7,7 +7,7 @@
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import { deployment } from '../../../src/index.js'
-import { serveWorker } from '../../../src/runtime/workers/worker.js'
+import { pathStartsWith, serveWorker } from '../../../src/runtime/workers/worker.js'
 
 class Adder {
   async fetch(): Promise<string> {
@@ -28,5 +28,38 @@ describe('serveWorker() options', () => {
 
   it('takes deployments made with deployment()', () => {
     expect(typeof serveWorker(new Hono(), { deployments: [deployment(Adder)] }).fetch).toBe('function')
+  })
+})
+
+describe('serveWorker() routing', () => {
+  const app = new Hono()
+  let received: Request | undefined
+  app.get('*', (c) => {
+    received = c.req.raw
+    return c.text('app')
+  })
+  const worker = serveWorker(app)
+  const get = async (url: string) => (await worker.fetch(new Request(url), {}, {})).text()
+
+  it('answers the operational routes itself, by the path alone', async () => {
+    expect(JSON.parse(await get('http://worker.test/-/healthz'))).toMatchObject({ status: 'ok' })
+    expect(await get('http://worker.test/app/-/healthz')).toBe('app')
+    expect(await get('http://worker.test/app?next=/-/healthz')).toBe('app')
+  })
+
+  it('hands a GET without a body to the app as it came', async () => {
+    const request = new Request('http://worker.test/hello')
+    await worker.fetch(request, {}, {})
+    expect(received).toBe(request)
+  })
+})
+
+describe('pathStartsWith()', () => {
+  it('reads the path of an absolute URL, not its host or query', () => {
+    expect(pathStartsWith('http://worker.test/-/metrics', '/-/')).toBe(true)
+    expect(pathStartsWith('https://worker.test:8787/-/healthz?x=1', '/-/')).toBe(true)
+    expect(pathStartsWith('http://worker.test/predict', '/-/')).toBe(false)
+    expect(pathStartsWith('http://worker.test/predict?from=/-/', '/-/')).toBe(false)
+    expect(pathStartsWith('http://worker.test', '/-/')).toBe(false)
   })
 })
