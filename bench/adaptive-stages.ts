@@ -52,7 +52,7 @@ const ratioNotes = Object.fromEntries(
   Object.keys(ratios).map((key) => [
     key,
     `items/s with 64 callers in process (bench/adaptive-stages.ts) of the example as shipped (adaptive) over its best fixed maxBatchSize, ` +
-      `${durationS} s rows round-robin, ${rounds} rounds: each round against the size best by median in the other rounds, the median of those ratios`,
+      `rows round-robin (${durationS} s of calls each, the calls still out then waited for and counted), ${rounds} rounds: each round against the size best by median in the other rounds, the median of those ratios`,
   ]),
 )
 const section = { rows, ratios, ratioNotes, durationS, rounds }
